@@ -1,0 +1,65 @@
+/*
+ * dpb_theorem31.h -- the six-term delta bound of Theorem 3.1 (random allocation,
+ * one epoch of M rounds, noise multiplier sigma) and its validity condition (2).
+ * SPEC Part A sections 4-6.
+ *
+ *   mu = sqrt((w-1)/(M-1)),  w = e^{1/sigma^2},  B = 0.4748
+ *   T1 = 2 B coef(sigma) mu
+ *   T2 = mu / sqrt(2 pi)
+ *   T3 = [1/(4 sqrt(2pi)) + (1 + w/(1 - 1/w)) / (2 sqrt(2 e pi))] mu^2
+ *   T4 = mu^3 / (4 sqrt(2 e pi))
+ *   T5 = mu^4 / (32 sqrt(2 e pi))
+ *   T6 = 4.52 / (2.88 sqrt(ln M) - 2.41/sqrt(ln M)) * M^{-25/24}
+ *   delta_min = T1 + ... + T6
+ *   (2):  B coef mu + delta <= 1/2 - Phi(-kappa),  kappa = (w-1)/2;  plus M >= 3, sigma^2 ln M >= 3.
+ *
+ * coef is coef_simplified (eq. (22), the theorem as stated) or coef_exact (section 3.1).
+ * Contract: NaN in -> NaN out; sigma <= 0 or M < 3 -> NaN (outside the theorem's
+ * domain; M need not be an integer here).  Values that overflow -> +inf without a flag.
+ * ACCURACY  delta_min relative error <= 1e-14 (tested against mpmath for
+ * sigma in [0.07, 1e4], M in [3, 1e15]): a sum of positive terms, each from
+ * the <= 1e-14 coefficients of dpb_lognormal.h.
+ */
+#ifndef DPB_THEOREM31_H
+#define DPB_THEOREM31_H
+
+enum { DPB_COEF_SIMPLIFIED = 0, DPB_COEF_EXACT = 1 };
+
+/* Status bits of dpb_theorem31_status (0 = Theorem 3.1 applies). */
+enum {
+    DPB_T31_VALID = 0,
+    DPB_T31_ROUNDS_BELOW_3 = 1,        /* M < 3 */
+    DPB_T31_SIGMA_BELOW_EDGE = 2,      /* sigma < sqrt(3/ln M) */
+    DPB_T31_CONDITION2 = 4,            /* B coef mu + delta > 1/2 - Phi(-kappa) */
+    DPB_T31_DELTA_BELOW_MIN = 8,       /* target delta < delta_min */
+    DPB_T31_BAD_INPUT = 16             /* NaN, inf, sigma <= 0, delta outside (0, 1) */
+};
+
+/* Everything that depends on sigma only; computing it once lets a search over M
+ * cost one sqrt, one log and one exp per step. */
+typedef struct {
+    double sigma;
+    double eps;        /* w - 1 */
+    double coef;       /* coef_simplified or coef_exact */
+    double t3;         /* bracket of T3 */
+    double rhs;        /* 1/2 - Phi(-kappa) = erf(kappa/sqrt2)/2 */
+} dpb_t31_sigma;
+
+/* Fills *c for (sigma, coefficient); returns 0, or -1 when sigma is not finite > 0. */
+int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c);
+
+/* Writes T1..T6 into terms[0..5] and returns their sum delta_min(sigma, M). */
+double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6]);
+double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds);
+
+/* Bitmask of DPB_T31_* reasons why f(a) >= 1 - a - delta is NOT certified.
+ * delta = NaN means "evaluate (2) at delta_min" (validity_at='delta_min');
+ * a finite delta evaluates (2) at that target (validity_at='target') and also
+ * flags delta < delta_min.  rounds_out/delta_min_out receive delta_min if non-NULL. */
+int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out);
+
+/* Convenience scalar entry points (prepare + evaluate). */
+double dpb_delta_min(double sigma, double rounds, int coefficient);
+int dpb_theorem31_status(double sigma, double rounds, double delta, int coefficient);
+
+#endif /* DPB_THEOREM31_H */
