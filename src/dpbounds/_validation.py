@@ -1,0 +1,106 @@
+"""Whole-array argument checks for the validated API.
+
+The raw ufuncs (:mod:`dpbounds.ufuncs`) never raise; the public functions call
+these checks first so that bad input produces one ``ValueError`` that names the
+parameter, the rule and (for arrays) how many elements break it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "as_float_array",
+    "check",
+    "check_finite_positive",
+    "check_open_unit",
+    "check_closed_unit",
+    "check_rounds",
+    "check_choice",
+    "broadcast",
+]
+
+
+def as_float_array(name: str, value: Any) -> NDArray[np.float64]:
+    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number or array of real numbers, got {value!r}") from None
+    return arr
+
+
+def check(name: str, arr: NDArray[np.float64], ok: NDArray[np.bool_] | np.bool_, rule: str) -> None:
+    """Raise ``ValueError`` if any element of ``arr`` fails ``ok`` (NaN always fails)."""
+    ok = np.asarray(ok)
+    if ok.all():
+        return
+    bad = ~ok
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be {rule}, got {float(arr)!r}")
+    idx = np.unravel_index(int(np.flatnonzero(bad)[0]), arr.shape)
+    raise ValueError(
+        f"{name} must be {rule}: {int(bad.sum())} of {arr.size} elements are not "
+        f"(first: {float(arr[idx])!r} at index {tuple(int(i) for i in idx)})"
+    )
+
+
+def check_finite_positive(name: str, value: Any) -> NDArray[np.float64]:
+    arr = as_float_array(name, value)
+    with np.errstate(invalid="ignore"):
+        check(name, arr, np.isfinite(arr) & (arr > 0), "finite and > 0")
+    return arr
+
+
+def check_open_unit(name: str, value: Any) -> NDArray[np.float64]:
+    """0 < value < 1 (deltas, sampling rates)."""
+    arr = as_float_array(name, value)
+    with np.errstate(invalid="ignore"):
+        check(name, arr, (arr > 0) & (arr < 1), "in the open interval (0, 1)")
+    return arr
+
+
+def check_closed_unit(name: str, value: Any) -> NDArray[np.float64]:
+    """0 <= value <= 1 (type-I error rates a)."""
+    arr = as_float_array(name, value)
+    with np.errstate(invalid="ignore"):
+        check(name, arr, (arr >= 0) & (arr <= 1), "in [0, 1]")
+    return arr
+
+
+def check_rounds(name: str, value: Any, minimum: int = 3, integer: bool = True) -> NDArray[np.float64]:
+    """Integer-valued (if ``integer``), finite and >= ``minimum``."""
+    arr = as_float_array(name, value)
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(arr) & (arr >= minimum)
+        rule = f"finite and >= {minimum}"
+        if integer:
+            ok &= arr == np.floor(arr)
+            rule = f"an integer >= {minimum}"
+    check(name, arr, ok, rule)
+    return arr
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return str(value)
+
+
+def broadcast(**arrays: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    """``np.broadcast_arrays`` with an error that names the mismatched parameters."""
+    try:
+        return tuple(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k}{v.shape}" for k, v in arrays.items())
+        raise ValueError(f"shapes do not broadcast together: {shapes}") from None
+
+
+def scalar_or_array(result: NDArray[np.float64]) -> Any:
+    """Return a Python float for 0-d results, the array otherwise."""
+    return float(result) if np.ndim(result) == 0 else result
+
+
+__all__.append("scalar_or_array")
