@@ -1,4 +1,48 @@
-"""dpbounds: fast, exact differential-privacy bounds for DP-SGD."""
+"""dpbounds: fast, exact differential-privacy bounds for DP-SGD.
+
+Validated API (raises ``ValueError`` naming the bad parameter):
+    delta_bound, delta_bound_terms, theorem31, rounds_closed_form, rounds_required,
+    min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
+Special functions and raw kernels (numpy ufuncs, NaN conventions):
+    ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, rho3, and ``dpbounds.ufuncs``.
+"""
 from dpbounds import _ufuncs as ufuncs
+from dpbounds._ufuncs import rho3
+from dpbounds.epochs import compose_delta, per_epoch_delta
+from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
+from dpbounds.theorem31 import (
+    BERRY_ESSEEN_CONSTANT,
+    LognormalMoments,
+    Theorem31Result,
+    delta_bound,
+    delta_bound_terms,
+    lognormal_moments,
+    min_dataset_size,
+    rounds_closed_form,
+    rounds_required,
+    theorem31,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "BERRY_ESSEEN_CONSTANT",
+    "LognormalMoments",
+    "Theorem31Result",
+    "compose_delta",
+    "delta_bound",
+    "delta_bound_terms",
+    "log_ndtr",
+    "lognormal_moments",
+    "min_dataset_size",
+    "ndtr",
+    "ndtri",
+    "ndtri_complement",
+    "normal_pdf",
+    "per_epoch_delta",
+    "rho3",
+    "rounds_closed_form",
+    "rounds_required",
+    "theorem31",
+    "ufuncs",
+]

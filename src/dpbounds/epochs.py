@@ -1,0 +1,49 @@
+"""Multi-epoch composition of f_{0,delta} guarantees (SPEC Part A sections 7 and 11).
+
+f_{0,d1} (x) f_{0,d2} = f_{0, 1-(1-d1)(1-d2)}, so E epochs that are each
+f >= 1 - a - delta compose to f^{xE}(a) >= (1 - delta)^E - a.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from dpbounds import _ufuncs
+from dpbounds._validation import as_float_array, broadcast, check, check_rounds, scalar_or_array
+
+import numpy as np
+
+__all__ = ["compose_delta", "per_epoch_delta"]
+
+
+def _unit(name: str, value: Any) -> Any:
+    arr = as_float_array(name, value)
+    with np.errstate(invalid="ignore"):
+        check(name, arr, (arr >= 0) & (arr <= 1), "in [0, 1]")
+    return arr
+
+
+def compose_delta(delta: Any, epochs: Any) -> Any:
+    """delta after E epochs: 1 - (1 - delta)^E, computed as -expm1(E log1p(-delta)).
+
+    Parameters
+    ----------
+    delta : float or array_like
+        Per-epoch delta in [0, 1].
+    epochs : int or array_like
+        Number of epochs E >= 1 (integer).
+
+    Notes
+    -----
+    Relative error <= 1e-15 (tests/test_epochs.py), including delta = 1e-300.
+    """
+    d, e = broadcast(delta=_unit("delta", delta), epochs=check_rounds("epochs", epochs, minimum=1))
+    return scalar_or_array(_ufuncs.compose_delta(d, e))
+
+
+def per_epoch_delta(delta_total: Any, epochs: Any) -> Any:
+    """Per-epoch delta whose E-fold composition is delta_total: 1 - (1 - delta_total)^(1/E).
+
+    Inverse of :func:`compose_delta` (computed as -expm1(log1p(-delta_total)/E)).
+    """
+    d, e = broadcast(delta_total=_unit("delta_total", delta_total), epochs=check_rounds("epochs", epochs, minimum=1))
+    return scalar_or_array(_ufuncs.per_epoch_delta(d, e))
