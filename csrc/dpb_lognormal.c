@@ -12,6 +12,15 @@ static double exp_dd(double hi, double lo)
     return exp(hi) * (1.0 + lo);
 }
 
+/* e^{-y} for y >= 0, flushed to 0 below 1e-304 so no underflow flag is raised. */
+static double exp_neg(double y)
+{
+    return y > 700.0 ? 0.0 : exp(-y);
+}
+
+/* Below this sigma, 1/sigma^2 > 1111 and every quantity here exceeds DBL_MAX. */
+#define SIGMA_ALL_OVERFLOW 0.03
+
 /* k * (hi + lo) as hi' + lo' (k small integer, exact hi' rounding captured). */
 static void scale_dd(double k, double hi, double lo, double *rh, double *rl)
 {
@@ -30,13 +39,15 @@ static double expm1_dd(double hi, double lo)
 static void log_eps_dd(double hi, double lo, double *rh, double *rl)
 {
     *rh = hi;
-    *rl = lo + log1p(-exp(-hi));
+    *rl = lo + log1p(-exp_neg(hi));
 }
 
 double dpb_lognormal_variance(double sigma)
 {
     double hi, lo;
-    if (!(sigma > 0.0)) return DPB_NAN;     /* NaN and sigma <= 0 */
+    if (!isgreater(sigma, 0.0)) return DPB_NAN;
+    if (isinf(sigma)) return 0.0;
+    if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;     /* NaN and sigma <= 0 */
     dpb_inv_square(sigma, &hi, &lo);
     return expm1_dd(hi, lo);
 }
@@ -44,7 +55,9 @@ double dpb_lognormal_variance(double sigma)
 double dpb_lognormal_mu3(double sigma)
 {
     double hi, lo, e;
-    if (!(sigma > 0.0)) return DPB_NAN;
+    if (!isgreater(sigma, 0.0)) return DPB_NAN;
+    if (isinf(sigma)) return 0.0;
+    if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;
     dpb_inv_square(sigma, &hi, &lo);
     if (hi < 23.0) {                         /* eps < 1e10: direct, no cancellation */
         e = expm1_dd(hi, lo);
@@ -53,20 +66,22 @@ double dpb_lognormal_mu3(double sigma)
         double lh, ll, th, tl;
         log_eps_dd(hi, lo, &lh, &ll);
         scale_dd(3.0, lh, ll, &th, &tl);
-        return exp_dd(th, tl + log1p(3.0 * exp(-hi)));
+        return exp_dd(th, tl + log1p(3.0 * exp_neg(hi)));
     }
 }
 
 double dpb_lognormal_mu4(double sigma)
 {
     double hi, lo, e;
-    if (!(sigma > 0.0)) return DPB_NAN;
+    if (!isgreater(sigma, 0.0)) return DPB_NAN;
+    if (isinf(sigma)) return 0.0;
+    if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;
     dpb_inv_square(sigma, &hi, &lo);
     if (hi < 23.0) {
         e = expm1_dd(hi, lo);
         return ((((e + 6.0) * e + 15.0) * e + 16.0) * e + 3.0) * e * e;
     } else {                                 /* eps^6 (1 + 6/eps + 15/eps^2 + ...) */
-        double lh, ll, th, tl, r = exp(-hi) / (-expm1(-hi));   /* 1/eps */
+        double lh, ll, th, tl, r = exp_neg(hi) / (-expm1(-hi));   /* 1/eps */
         log_eps_dd(hi, lo, &lh, &ll);
         scale_dd(6.0, lh, ll, &th, &tl);
         return exp_dd(th, tl + log1p((((3.0 * r + 16.0) * r + 15.0) * r + 6.0) * r));
@@ -131,7 +146,8 @@ static void rho3_erfs(double sigma, double *e5, double *e3, double *e1)
 double dpb_lognormal_rho3(double sigma)
 {
     double hi, lo, e5, e3, e1, th, tl;
-    if (!(sigma > 0.0)) return DPB_NAN;
+    if (!isgreater(sigma, 0.0)) return DPB_NAN;
+    if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;
     if (isinf(sigma)) return 0.0;
     dpb_inv_square(sigma, &hi, &lo);
     if (sigma >= 1.25) return rho3_series(hi, lo, sigma);
@@ -141,22 +157,31 @@ double dpb_lognormal_rho3(double sigma)
     return exp_dd(th, tl) * e5 - 3.0 * exp_dd(hi, lo) * e3 + 4.0 * e1;
 }
 
+/* 1 - 1/w = -expm1(-y); e^{-y} below 1e-300 is dropped (no underflow flag). */
+static double one_minus_inv_w(double hi, double lo)
+{
+    if (hi > 690.0) return 1.0;
+    return -expm1(-hi) + exp(-hi) * lo;
+}
+
 double dpb_coef_simplified(double sigma)
 {
     double hi, lo, om, w;
-    if (!(sigma > 0.0)) return DPB_NAN;
+    if (!isgreater(sigma, 0.0)) return DPB_NAN;
+    if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;
     if (isinf(sigma)) return DPB_INF;
     dpb_inv_square(sigma, &hi, &lo);
-    om = -expm1(-hi) + exp(-hi) * lo;        /* 1 - 1/w */
     w = exp_dd(hi, lo);
     if (isinf(w)) return w;
+    om = one_minus_inv_w(hi, lo);
     return w * (1.0 + (hi < 240.0 ? 4.0 * exp(-3.0 * hi) : 0.0)) / (om * om);
 }
 
 double dpb_coef_exact(double sigma)
 {
     double hi, lo, e5, e3, e1, om, w, eps;
-    if (!(sigma > 0.0)) return DPB_NAN;
+    if (!isgreater(sigma, 0.0)) return DPB_NAN;
+    if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;
     if (isinf(sigma)) return DPB_INF;
     dpb_inv_square(sigma, &hi, &lo);
     if (sigma >= 1.25) {
@@ -165,10 +190,10 @@ double dpb_coef_exact(double sigma)
     }
     /* w^3/eps^2 = w/(1-1/w)^2, 3w/eps^2 = 3/(eps (1-1/w)), 4/eps^2: no overflow
      * until w itself overflows */
-    rho3_erfs(sigma, &e5, &e3, &e1);
-    om = -expm1(-hi) + exp(-hi) * lo;
     w = exp_dd(hi, lo);
     if (isinf(w)) return w;
+    rho3_erfs(sigma, &e5, &e3, &e1);
+    om = one_minus_inv_w(hi, lo);
     eps = expm1_dd(hi, lo);
-    return w / (om * om) * e5 - 3.0 / (eps * om) * e3 + 4.0 / eps / eps * e1;
+    return w / (om * om) * e5 - 3.0 / (eps * om) * e3 + (eps < 1e150 ? 4.0 / eps / eps * e1 : 0.0);
 }

@@ -26,7 +26,7 @@ static double lower_tail(double x)
     return 0.5 * e;
 }
 
-double dpb_log_ndtr(double x);
+static double subnormal_tail(double x);
 
 double dpb_ndtr(double x)
 {
@@ -38,23 +38,44 @@ double dpb_ndtr(double x)
     if (x > -1.0) return 0.5 * erfc(-x * DPB_SQRT1_2);
     if (x >= -37.5) return lower_tail(x);
     if (x < -40.0) return 0.0;           /* true value < 1e-349 */
-    return exp(dpb_log_ndtr(x));         /* subnormal range */
+    return subnormal_tail(x);
 }
 
 /* log(Phi(x)) for x < -20 from the asymptotic expansion of the Mills ratio:
  * Phi(x) = n(x)/|x| * (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...).  At |x| >= 20 the
  * terms fall by at least (2k+1)/400 each, so 16 terms reach 1e-19. */
-static double log_ndtr_asymptotic(double x)
+static double mills_series(double x)
 {
-    double h, l, y = 1.0 / (x * x), term = 1.0, s = 0.0;
+    double y = 1.0 / (x * x), term = 1.0, s = 0.0;
     int k;
     for (k = 1; k < 40; k++) {
         term *= -(2.0 * k - 1.0) * y;
         s += term;
         if (fabs(term) < 1e-19 * fabs(s)) break;
     }
+    return s;
+}
+
+static double log_ndtr_asymptotic(double x)
+{
+    double h, l;
     dpb_two_prod(x, x, &h, &l);
-    return -0.5 * h + ((-0.5 * l - DPB_LOG_SQRT2PI - log(-x)) + log1p(s));
+    return -0.5 * h + ((-0.5 * l - DPB_LOG_SQRT2PI - log(-x)) + log1p(mills_series(x)));
+}
+
+/* Phi(x) for -40 <= x < -37.5, where the result is subnormal.  exp(log Phi)
+ * would carry the rounding of a ~700-sized exponent (~20 subnormal spacings);
+ * instead evaluate exp(-x^2/2 + k ln2 + r) in the normal range and scale by
+ * 2^-k with one final rounding (k ln2_hi is exact: ln2_hi has 32 bits). */
+static double subnormal_tail(double x)
+{
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const int k = 1000;
+    double h, l, r, a;
+    dpb_two_prod(x, x, &h, &l);
+    r = -0.5 * l - DPB_LOG_SQRT2PI - log(-x) + log1p(mills_series(x));
+    a = (-0.5 * h + k * ln2_hi) + (k * ln2_lo + r);
+    return ldexp(exp(a), -k);
 }
 
 double dpb_log_ndtr(double x)

@@ -16,7 +16,8 @@
  *         correction -(2/sqrtpi) e^{-t^2} dt for the rounding dt of t (computed
  *         exactly with fma and a two-part 1/sqrt2).  This removes the x^2*eps
  *         error of the textbook formula (scipy loses ~900 ulp at x = -37).
- *         x < -37.5 (subnormal result): exp(log_ndtr(x)).
+ *         x < -37.5 (subnormal result): exp(-x^2/2 + k ln2 + r) * 2^-k with x^2 split
+ *         exactly and the Mills-ratio series, so only the final scaling rounds.
  * ACCURACY  relative, x in [-37.5, 8.3]: <= 4 ulp (tested); subnormal results
  *           to within the subnormal spacing.
  * EDGES  ndtr(-inf) = 0, ndtr(+inf) = 1, NaN -> NaN. */

@@ -5,7 +5,7 @@
 
 static int bad_sigma_delta(double sigma, double delta)
 {
-    return !(sigma > 0.0) || isinf(sigma) || !(delta > 0.0 && delta < 1.0);
+    return !isgreater(sigma, 0.0) || isinf(sigma) || !(isgreater(delta, 0.0) && isless(delta, 1.0));
 }
 
 /* (2 B coef sqrt(eps) + sqrt(eps/(2 pi))) / delta, the square root of M - 1. */
@@ -22,7 +22,7 @@ double dpb_rounds_closed_form(double sigma, double delta, int coefficient)
     if (bad_sigma_delta(sigma, delta)) return DPB_NAN;
     dpb_t31_prepare(sigma, coefficient, &c);
     r = closed_form_root(&c, delta);
-    if (!(r < 1e154)) return DPB_INF;
+    if (!isless(r, 1e154)) return DPB_INF;
     return 1.0 + r * r;
 }
 
@@ -50,7 +50,7 @@ double dpb_rounds_required(double sigma, double delta, int coefficient, int vali
     f.c = &c;
     f.delta = delta;
     f.target = validity_at_target;
-    if (validity_at_target && !(delta < c.rhs))
+    if (validity_at_target && !isless(delta, c.rhs))
         return DPB_INF;                  /* (2) needs B coef mu + delta <= rhs with mu > 0 */
 
     /* Starting guess: the largest of the closed forms for each condition.
@@ -69,7 +69,7 @@ double dpb_rounds_required(double sigma, double delta, int coefficient, int vali
         double g3 = k < 1e7 ? 1.0 + c.eps * k * k : DPB_ROUNDS_MAX;
         if (g3 > guess) guess = g3;
     }
-    if (!(guess < DPB_ROUNDS_MAX)) guess = DPB_ROUNDS_MAX;
+    if (!isless(guess, DPB_ROUNDS_MAX)) guess = DPB_ROUNDS_MAX;
     guess = ceil(guess);
     if (guess < 3.0) guess = 3.0;
 
@@ -105,22 +105,22 @@ double dpb_rounds_required(double sigma, double delta, int coefficient, int vali
 
 double dpb_min_dataset_size(double sigma, double rounds, double clip_norm, double noise_ratio)
 {
-    if (!(sigma > 0.0) || isinf(sigma) || !(rounds >= 1.0) || isinf(rounds)
-        || !(clip_norm > 0.0) || isinf(clip_norm) || !(noise_ratio > 0.0) || isinf(noise_ratio))
+    if (!isgreater(sigma, 0.0) || isinf(sigma) || !isgreaterequal(rounds, 1.0) || isinf(rounds)
+        || !isgreater(clip_norm, 0.0) || isinf(clip_norm) || !isgreater(noise_ratio, 0.0) || isinf(noise_ratio))
         return DPB_NAN;
     return clip_norm * sigma * rounds / noise_ratio;
 }
 
 double dpb_compose_delta(double delta, double epochs)
 {
-    if (!(delta >= 0.0 && delta <= 1.0) || !(epochs >= 1.0) || isinf(epochs)) return DPB_NAN;
+    if (!(isgreaterequal(delta, 0.0) && islessequal(delta, 1.0)) || !isgreaterequal(epochs, 1.0) || isinf(epochs)) return DPB_NAN;
     if (delta == 1.0) return 1.0;
     return -expm1(epochs * log1p(-delta));
 }
 
 double dpb_per_epoch_delta(double delta_total, double epochs)
 {
-    if (!(delta_total >= 0.0 && delta_total <= 1.0) || !(epochs >= 1.0) || isinf(epochs))
+    if (!(isgreaterequal(delta_total, 0.0) && islessequal(delta_total, 1.0)) || !isgreaterequal(epochs, 1.0) || isinf(epochs))
         return DPB_NAN;
     if (delta_total == 1.0) return 1.0;
     return -expm1(log1p(-delta_total) / epochs);

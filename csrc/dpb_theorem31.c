@@ -12,7 +12,7 @@ int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
 {
     double w;
     c->sigma = sigma;
-    if (!(sigma > 0.0) || isinf(sigma)) {
+    if (!isgreater(sigma, 0.0) || isinf(sigma)) {
         c->eps = c->coef = c->t3 = c->rhs = DPB_NAN;
         return -1;
     }
@@ -84,7 +84,7 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
     {
         double mu = sqrt(c->eps / (rounds - 1.0));
         double lhs = DPB_BE_CONSTANT * c->coef * mu + lhs_delta;
-        if (!(lhs <= c->rhs)) st |= DPB_T31_CONDITION2;
+        if (!islessequal(lhs, c->rhs)) st |= DPB_T31_CONDITION2;
     }
     return st;
 }
