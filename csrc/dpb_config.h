@@ -48,12 +48,28 @@ DPB_INLINE void dpb_two_prod(double a, double b, double *hi, double *lo)
     *lo = fma(a, b, -*hi);
 }
 
+/* a*b for a, b >= 0, +inf (without the overflow flag) when it exceeds DBL_MAX.
+ * inf * 0 gives inf: callers pass positive quantities whose 0 is an underflow
+ * and whose inf an overflow of a growing factor (e.g. coef ~ sigma^4, mu ~ 1/sigma). */
+DPB_INLINE double dpb_mul_sat(double a, double b)
+{
+    if (isinf(a) || isinf(b)) return DPB_INF;
+    if (a > 1.0 && b > 1.0 && b > 1.7976931348623157e308 / a) return DPB_INF;
+    return a * b;
+}
+
 /* 1/sigma^2 as an unevaluated sum hi + lo (about 2^-104 relative).
  * Needed because exp(1/sigma^2) amplifies the rounding of 1/sigma^2 by
  * 1/sigma^2 (x600 at sigma = 0.07). */
 DPB_INLINE void dpb_inv_square(double s, double *hi, double *lo)
 {
     double s2, s2l, r, e;
+    if (s > 1e150) {                /* s*s would overflow; 1/s^2 < 1e-300 needs no tail */
+        r = 1.0 / s;
+        *hi = r * r;
+        *lo = 0.0;
+        return;
+    }
     dpb_two_prod(s, s, &s2, &s2l);
     r = 1.0 / s2;
     e = fma(-r, s2, 1.0);           /* exact residual of r*s2 */

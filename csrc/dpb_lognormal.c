@@ -131,7 +131,7 @@ static double rho3_series(double y_hi, double y_lo, double sigma)
     double p = RHO3_SERIES[30];
     for (k = 29; k >= 0; k--) p = p * y_hi + RHO3_SERIES[k];
     /* eps^3 = y^(3/2); y_lo contributes 1.5*y_lo/y relative */
-    return p * (y_hi / sigma) * (1.0 + 1.5 * y_lo / y_hi);
+    return p * (y_hi / sigma) * (y_lo != 0.0 ? 1.0 + 1.5 * y_lo / y_hi : 1.0);
 }
 
 /* The three erf factors of the closed form. */
@@ -169,7 +169,7 @@ double dpb_coef_simplified(double sigma)
     double hi, lo, om, w;
     if (!isgreater(sigma, 0.0)) return DPB_NAN;
     if (sigma < SIGMA_ALL_OVERFLOW) return DPB_INF;
-    if (isinf(sigma)) return DPB_INF;
+    if (sigma > 1e76) return DPB_INF;        /* ~ 5 sigma^4 > DBL_MAX */
     dpb_inv_square(sigma, &hi, &lo);
     w = exp_dd(hi, lo);
     if (isinf(w)) return w;
@@ -185,8 +185,16 @@ double dpb_coef_exact(double sigma)
     if (isinf(sigma)) return DPB_INF;
     dpb_inv_square(sigma, &hi, &lo);
     if (sigma >= 1.25) {
+        /* rho3/eps^2 = P(y) y^{3/2}/eps^2 = P(y) sigma (y/eps)^2 with y = hi + lo
+         * = 1/sigma^2 exactly: nothing underflows for huge sigma */
+        double p, r;
+        int k;
+        if (sigma > 1e150) return DPB_SQRT_8_PI * sigma;   /* y < 1e-300: the limit */
+        p = RHO3_SERIES[30];
+        for (k = 29; k >= 0; k--) p = p * hi + RHO3_SERIES[k];
         eps = expm1_dd(hi, lo);
-        return rho3_series(hi, lo, sigma) / (eps * eps);
+        r = hi / eps;
+        return p * sigma * r * r * (1.0 + lo / hi) * (1.0 + lo / hi);
     }
     /* w^3/eps^2 = w/(1-1/w)^2, 3w/eps^2 = 3/(eps (1-1/w)), 4/eps^2: no overflow
      * until w itself overflows */

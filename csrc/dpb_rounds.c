@@ -12,7 +12,7 @@ static int bad_sigma_delta(double sigma, double delta)
 static double closed_form_root(const dpb_t31_sigma *c, double delta)
 {
     double se = sqrt(c->eps);
-    return (2.0 * DPB_BE_CONSTANT * c->coef * se + DPB_INV_SQRT2PI * se) / delta;
+    return dpb_mul_sat(2.0 * DPB_BE_CONSTANT * c->coef + DPB_INV_SQRT2PI, se) / delta;
 }
 
 double dpb_rounds_closed_form(double sigma, double delta, int coefficient)
@@ -59,10 +59,10 @@ double dpb_rounds_required(double sigma, double delta, int coefficient, int vali
      *     B coef mu <= rhs - delta (target mode). */
     r = closed_form_root(&c, delta);
     guess = r < 1e8 ? 1.0 + r * r : DPB_ROUNDS_MAX;
-    g2 = 3.0 / (sigma * sigma);
+    g2 = sigma < 0.03 ? 1e4 : 3.0 / (sigma * sigma);
     if (g2 < 37.0 && exp(g2) > guess) guess = exp(g2);
     else if (g2 >= 37.0) guess = DPB_ROUNDS_MAX;
-    {
+    if (!isinf(c.coef)) {
         double k = validity_at_target
             ? DPB_BE_CONSTANT * c.coef / (c.rhs - delta)
             : (3.0 * DPB_BE_CONSTANT * c.coef + DPB_INV_SQRT2PI) / c.rhs;

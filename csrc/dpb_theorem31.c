@@ -10,18 +10,14 @@
 
 int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
 {
-    double w;
     c->sigma = sigma;
     if (!isgreater(sigma, 0.0) || isinf(sigma)) {
-        c->eps = c->coef = c->t3 = c->rhs = DPB_NAN;
+        c->eps = c->coef = c->w = c->rhs = DPB_NAN;
         return -1;
     }
     c->eps = dpb_lognormal_variance(sigma);
     c->coef = coefficient == DPB_COEF_EXACT ? dpb_coef_exact(sigma) : dpb_coef_simplified(sigma);
-    /* w/(1 - 1/w) = w^2/eps */
-    w = 1.0 + c->eps;
-    c->t3 = isinf(w) ? DPB_INF : T3_A + T3_B * (1.0 + w * (w / c->eps));
-    if (isinf(c->t3) || c->t3 > 1e300) c->t3 = DPB_INF;
+    c->w = 1.0 + c->eps;
     c->rhs = 0.5 * erf(0.5 * c->eps * DPB_SQRT1_2);
     return 0;
 }
@@ -43,9 +39,11 @@ double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
         for (k = 0; k < 5; k++) terms[k] = DPB_INF;
     } else {
         mu2 = mu * mu;
-        terms[0] = 2.0 * DPB_BE_CONSTANT * c->coef * mu;
+        terms[0] = 2.0 * DPB_BE_CONSTANT * dpb_mul_sat(c->coef, mu);
         terms[1] = DPB_INV_SQRT2PI * mu;
-        terms[2] = c->t3 * mu2;
+        /* T3 = [A + B (1 + w/(1-1/w))] mu^2 = (A + B) mu^2 + B w^2/(M-1), since
+         * w/(1-1/w) mu^2 = w^2/(M-1): finite even where eps underflows (huge sigma) */
+        terms[2] = (T3_A + T3_B) * mu2 + T3_B * (dpb_mul_sat(c->w, c->w) / (rounds - 1.0));
         terms[3] = T4_C * mu2 * mu;
         terms[4] = T5_C * mu2 * mu2;
     }
@@ -83,7 +81,7 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
     if (!isnan(delta) && delta < dmin) st |= DPB_T31_DELTA_BELOW_MIN;
     {
         double mu = sqrt(c->eps / (rounds - 1.0));
-        double lhs = DPB_BE_CONSTANT * c->coef * mu + lhs_delta;
+        double lhs = DPB_BE_CONSTANT * dpb_mul_sat(c->coef, mu) + lhs_delta;
         if (!islessequal(lhs, c->rhs)) st |= DPB_T31_CONDITION2;
     }
     return st;

@@ -41,7 +41,7 @@ typedef struct {
     double sigma;
     double eps;        /* w - 1 */
     double coef;       /* coef_simplified or coef_exact */
-    double t3;         /* bracket of T3 */
+    double w;          /* e^{1/sigma^2} (inf where it overflows) */
     double rhs;        /* 1/2 - Phi(-kappa) = erf(kappa/sqrt2)/2 */
 } dpb_t31_sigma;
 

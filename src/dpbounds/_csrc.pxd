@@ -29,7 +29,7 @@ cdef extern from "dpb_theorem31.h" nogil:
         double sigma
         double eps
         double coef
-        double t3
+        double w
         double rhs
     int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
     double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double *terms)
