@@ -13,6 +13,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = sorted(glob.glob("csrc/*.c"))
+CHEADERS = sorted(glob.glob("csrc/*.h"))
 
 compile_args, link_libs = [], []
 if sys.platform != "win32":
@@ -28,6 +29,7 @@ for pyx in sorted(glob.glob("src/dpbounds/**/_*.pyx", recursive=True)):
         Extension(
             modname,
             sources=[pyx] + CSRC,
+            depends=CHEADERS + sorted(glob.glob("src/dpbounds/**/*.pxd", recursive=True)),
             include_dirs=["csrc", np.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_22_API_VERSION")],
             extra_compile_args=compile_args,
