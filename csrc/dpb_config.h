@@ -58,6 +58,13 @@ DPB_INLINE double dpb_mul_sat(double a, double b)
     return a * b;
 }
 
+/* a/b for a >= 0, b > 0, +inf (without the overflow flag) when it exceeds DBL_MAX. */
+DPB_INLINE double dpb_div_sat(double a, double b)
+{
+    if (isinf(a) || (b < 1.0 && a > b * 1.7976931348623157e308)) return DPB_INF;
+    return a / b;
+}
+
 /* 1/sigma^2 as an unevaluated sum hi + lo (about 2^-104 relative).
  * Needed because exp(1/sigma^2) amplifies the rounding of 1/sigma^2 by
  * 1/sigma^2 (x600 at sigma = 0.07). */

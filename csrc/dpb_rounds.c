@@ -12,7 +12,7 @@ static int bad_sigma_delta(double sigma, double delta)
 static double closed_form_root(const dpb_t31_sigma *c, double delta)
 {
     double se = sqrt(c->eps);
-    return dpb_mul_sat(2.0 * DPB_BE_CONSTANT * c->coef + DPB_INV_SQRT2PI, se) / delta;
+    return dpb_div_sat(dpb_mul_sat(2.0 * DPB_BE_CONSTANT * c->coef + DPB_INV_SQRT2PI, se), delta);
 }
 
 double dpb_rounds_closed_form(double sigma, double delta, int coefficient)
@@ -64,8 +64,8 @@ double dpb_rounds_required(double sigma, double delta, int coefficient, int vali
     else if (g2 >= 37.0) guess = DPB_ROUNDS_MAX;
     if (!isinf(c.coef)) {
         double k = validity_at_target
-            ? DPB_BE_CONSTANT * c.coef / (c.rhs - delta)
-            : (3.0 * DPB_BE_CONSTANT * c.coef + DPB_INV_SQRT2PI) / c.rhs;
+            ? dpb_div_sat(DPB_BE_CONSTANT * c.coef, c.rhs - delta)
+            : dpb_div_sat(3.0 * DPB_BE_CONSTANT * c.coef + DPB_INV_SQRT2PI, c.rhs);
         double g3 = k < 1e7 ? 1.0 + c.eps * k * k : DPB_ROUNDS_MAX;
         if (g3 > guess) guess = g3;
     }
@@ -114,7 +114,7 @@ double dpb_min_dataset_size(double sigma, double rounds, double clip_norm, doubl
 double dpb_compose_delta(double delta, double epochs)
 {
     if (!(isgreaterequal(delta, 0.0) && islessequal(delta, 1.0)) || !isgreaterequal(epochs, 1.0) || isinf(epochs)) return DPB_NAN;
-    if (delta == 1.0) return 1.0;
+    if (delta == 1.0 || epochs == 1.0) return delta;
     return -expm1(epochs * log1p(-delta));
 }
 
@@ -122,6 +122,6 @@ double dpb_per_epoch_delta(double delta_total, double epochs)
 {
     if (!(isgreaterequal(delta_total, 0.0) && islessequal(delta_total, 1.0)) || !isgreaterequal(epochs, 1.0) || isinf(epochs))
         return DPB_NAN;
-    if (delta_total == 1.0) return 1.0;
+    if (delta_total == 1.0 || epochs == 1.0) return delta_total;
     return -expm1(log1p(-delta_total) / epochs);
 }

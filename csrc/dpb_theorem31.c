@@ -76,7 +76,7 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
     }
     dmin = dpb_t31_delta_min(c, rounds);
     if (delta_min_out) *delta_min_out = dmin;
-    if (c->sigma * c->sigma * log(rounds) < 3.0) st |= DPB_T31_SIGMA_BELOW_EDGE;
+    if (c->sigma < 1e10 && c->sigma * c->sigma * log(rounds) < 3.0) st |= DPB_T31_SIGMA_BELOW_EDGE;
     lhs_delta = isnan(delta) ? dmin : delta;
     if (!isnan(delta) && delta < dmin) st |= DPB_T31_DELTA_BELOW_MIN;
     {
