@@ -118,7 +118,7 @@ def _delta(args: argparse.Namespace) -> int:
     }
     if args.json:
         print(json.dumps(out, indent=2))
-        return 0
+        return 0 if r.valid else 1
     print(f"delta_min = {r.delta_min:.6g}")
     for i, t in enumerate(r.terms, 1):
         print(f"  T{i} = {t:.6g}")

@@ -1,0 +1,70 @@
+"""The dpbounds command line: Table 1, rounds, delta, JSON, one-line errors."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dpbounds.cli import main
+from test_rounds import TABLE1
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table1_text_matches_paper(capsys):
+    code, out, _ = run(capsys, "table1")
+    assert code == 0
+    lines = [ln.split() for ln in out.splitlines()]
+    rows = [ln for ln in lines if len(ln) == 4 and ln[0].replace(".", "").isdigit()]
+    assert len(rows) == 10
+    for i, (sigma, cf, ex, n) in enumerate(rows):
+        variant = "simplified" if i < 5 else "exact"
+        assert (float(cf), float(ex), float(n)) == TABLE1[variant][float(sigma)]
+        assert cf.count("e") == 1 and len(cf.split("e")[0]) == 4  # printed with 3 significant digits
+
+
+def test_table1_json(capsys):
+    code, out, _ = run(capsys, "--json", "table1")
+    data = json.loads(out)
+    assert code == 0 and len(data["rows"]) == 10
+    r = [x for x in data["rows"] if x["coefficient"] == "exact" and x["sigma"] == 2.0][0]
+    assert r["rounds_exact"] == 59097
+
+
+def test_rounds(capsys):
+    code, out, _ = run(capsys, "rounds", "--sigma", "1", "--delta", "0.01")
+    assert code == 0 and "1140369" in out
+    code, out, _ = run(capsys, "rounds", "--sigma", "1", "--delta", "0.01", "--coefficient", "exact", "--json")
+    assert json.loads(out)["rounds_exact"] == 429713
+    code, out, _ = run(capsys, "--json", "rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "4")
+    data = json.loads(out)
+    assert data["epochs"] == 4 and data["rounds_exact"] > 4 * 1140369
+
+
+def test_delta(capsys):
+    code, out, _ = run(capsys, "delta", "--sigma", "1", "--rounds", "1e6")
+    assert code == 0 and "delta_min = 0.0106789" in out and "applies" in out
+    code, out, _ = run(capsys, "--json", "delta", "--sigma", "0.5", "--rounds", "100")
+    data = json.loads(out)
+    assert code == 1 and data["valid"] is False and "sigma < sqrt(3/ln M)" in data["reason"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["rounds", "--sigma", "-1", "--delta", "0.01"], "sigma must be finite and > 0"),
+    (["rounds", "--sigma", "1", "--delta", "2"], "delta must be in the open interval"),
+    (["rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "2.5"], "epochs must be an integer"),
+    (["delta", "--sigma", "1", "--rounds", "2"], "rounds must be an integer >= 3"),
+    (["rounds", "--sigma", "abc", "--delta", "0.01"], "not a number"),
+    (["nosuchcommand"], "invalid choice"),
+])
+def test_errors_are_one_line(argv, needle):
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "dpbounds", *argv], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and needle in proc.stderr and "Traceback" not in proc.stderr

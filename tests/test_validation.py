@@ -1,0 +1,95 @@
+"""Bad input to the validated API: one ValueError that names the parameter (and counts bad elements)."""
+import math
+
+import numpy as np
+import pytest
+
+import dpbounds
+
+BAD_SIGMA = [float("nan"), float("inf"), -float("inf"), -1.0, 0.0]
+BAD_ROUNDS = [float("nan"), float("inf"), 2, 2.5, -5, 0]
+BAD_DELTA = [float("nan"), 0.0, 1.0, -0.1, 1.5, float("inf")]
+
+
+@pytest.mark.parametrize("bad", BAD_SIGMA)
+@pytest.mark.parametrize("call", [
+    lambda s: dpbounds.delta_bound(s, 1000),
+    lambda s: dpbounds.delta_bound_terms(s, 1000),
+    lambda s: dpbounds.theorem31(s, 1000),
+    lambda s: dpbounds.rounds_required(s, 0.01),
+    lambda s: dpbounds.rounds_closed_form(s, 0.01),
+    lambda s: dpbounds.min_dataset_size(s, 1000),
+    lambda s: dpbounds.lognormal_moments(s),
+])
+def test_bad_sigma(call, bad):
+    with pytest.raises(ValueError, match="sigma"):
+        call(bad)
+    with pytest.raises(ValueError, match=r"sigma .*1 of 3 elements"):
+        call(np.array([1.0, bad, 2.0]))
+
+
+@pytest.mark.parametrize("bad", BAD_ROUNDS)
+@pytest.mark.parametrize("call", [
+    lambda m: dpbounds.delta_bound(1.0, m),
+    lambda m: dpbounds.delta_bound_terms(1.0, m),
+    lambda m: dpbounds.theorem31(1.0, m),
+])
+def test_bad_rounds(call, bad):
+    with pytest.raises(ValueError, match="rounds"):
+        call(bad)
+    with pytest.raises(ValueError, match="rounds"):
+        call(np.array([100.0, bad]))
+
+
+@pytest.mark.parametrize("bad", BAD_DELTA)
+@pytest.mark.parametrize("call", [
+    lambda d: dpbounds.rounds_required(1.0, d),
+    lambda d: dpbounds.rounds_closed_form(1.0, d),
+    lambda d: dpbounds.theorem31(1.0, 1000, delta=d),
+])
+def test_bad_delta(call, bad):
+    with pytest.raises(ValueError, match="delta"):
+        call(bad)
+
+
+def test_bad_choices_and_epochs():
+    with pytest.raises(ValueError, match="coefficient"):
+        dpbounds.delta_bound(1.0, 1000, coefficient="exactly")
+    with pytest.raises(ValueError, match="validity_at"):
+        dpbounds.rounds_required(1.0, 0.01, validity_at="both")
+    with pytest.raises(ValueError, match="on_invalid"):
+        dpbounds.delta_bound(0.5, 100, on_invalid="warn")
+    for bad in (0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="epochs"):
+            dpbounds.rounds_required(1.0, 0.01, epochs=bad)
+        with pytest.raises(ValueError, match="epochs"):
+            dpbounds.compose_delta(0.01, bad)
+    with pytest.raises(ValueError, match="delta"):
+        dpbounds.compose_delta(1.5, 2)
+
+
+def test_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"sigma\(2,\), rounds\(3,\)"):
+        dpbounds.delta_bound([1.0, 2.0], [100, 200, 300])
+    with pytest.raises(ValueError, match="shapes"):
+        dpbounds.rounds_required([1.0, 2.0], [0.1, 0.2, 0.3])
+
+
+def test_non_numeric():
+    with pytest.raises(ValueError, match="sigma"):
+        dpbounds.delta_bound("one", 100)
+    with pytest.raises(ValueError, match="rounds"):
+        dpbounds.delta_bound(1.0, [100, "x"])
+
+
+def test_scalar_types_out():
+    assert type(dpbounds.delta_bound(1.0, 10**6)) is float
+    assert type(dpbounds.delta_bound(np.float64(1.0), np.int64(10**6))) is float
+    assert type(dpbounds.rounds_required(1.0, 0.01)) is float
+    assert isinstance(dpbounds.delta_bound([1.0], [10**6]), np.ndarray)
+    # Python int rounds beyond 2**62 still work through the array path
+    assert math.isfinite(dpbounds.delta_bound(1.0, 2**63))
+
+
+def test_nothing_is_lost_scalar_vs_numpy_scalar():
+    assert dpbounds.delta_bound(1.0, 10**6) == dpbounds.delta_bound(np.float32(1.0), np.int32(10**6))
