@@ -41,12 +41,32 @@
  * Theorem 3.1 of the random-allocation paper.  SPEC A.0: Table 1 pins it. */
 #define DPB_BE_CONSTANT  0.4748
 
-/* Exact product a*b = hi + lo using a fused multiply-add. */
+/* Exact product a*b = hi + lo (|a*b| < 1e300, no underflow).  With hardware FMA
+ * compiled in this is one fma; portable wheels target baseline x86-64, where C's
+ * fma() is a slow library call, so Dekker/Veltkamp splitting is used instead. */
+#if defined(__FMA__) || defined(__FP_FAST_FMA) || defined(__aarch64__)
 DPB_INLINE void dpb_two_prod(double a, double b, double *hi, double *lo)
 {
     *hi = a * b;
     *lo = fma(a, b, -*hi);
 }
+#else
+DPB_INLINE void dpb_split(double a, double *h, double *l)
+{
+    double t = 134217729.0 * a;           /* 2^27 + 1 */
+    *h = t - (t - a);
+    *l = a - *h;
+}
+
+DPB_INLINE void dpb_two_prod(double a, double b, double *hi, double *lo)
+{
+    double ah, al, bh, bl;
+    *hi = a * b;
+    dpb_split(a, &ah, &al);
+    dpb_split(b, &bh, &bl);
+    *lo = ((ah * bh - *hi) + ah * bl + al * bh) + al * bl;
+}
+#endif
 
 /* a*b for a, b >= 0, +inf (without the overflow flag) when it exceeds DBL_MAX.
  * inf * 0 gives inf: callers pass positive quantities whose 0 is an underflow
@@ -77,9 +97,18 @@ DPB_INLINE void dpb_inv_square(double s, double *hi, double *lo)
         *lo = 0.0;
         return;
     }
+    if (s >= 1.0) {                 /* y <= 1: exp amplifies its rounding by <= 1, no tail needed */
+        *hi = 1.0 / (s * s);
+        *lo = 0.0;
+        return;
+    }
     dpb_two_prod(s, s, &s2, &s2l);
     r = 1.0 / s2;
-    e = fma(-r, s2, 1.0);           /* exact residual of r*s2 */
+    {
+        double p, pl;
+        dpb_two_prod(r, s2, &p, &pl);   /* 1 - r*s2 exactly: 1 - p is exact (Sterbenz) */
+        e = (1.0 - p) - pl;
+    }
     e -= r * s2l;
     *hi = r;
     *lo = r * e;

@@ -25,12 +25,22 @@ double dpb_lognormal_mu3(double sigma);
 /* Fourth central moment mu4 = E[(Y-1)^4]. Overflows (-> inf) for sigma < 0.0915. */
 double dpb_lognormal_mu4(double sigma);
 /* Exact third absolute central moment rho3 = E|Y-1|^3.  Closed form for
- * sigma < 1.25, odd Taylor series in 1/sigma (32 terms, all positive) above,
+ * sigma < 0.85, odd Taylor series in 1/sigma (up to 31 terms, all positive) above,
  * where the closed form cancels (rho3 ~ sqrt(8/pi)/sigma^3). Overflows for sigma < 0.0685. */
 double dpb_lognormal_rho3(double sigma);
 /* coef_simplified(sigma) = e^{1/s^2}(1 + 4e^{-3/s^2})/(1 - e^{-1/s^2})^2, eq. (22). */
 double dpb_coef_simplified(double sigma);
 /* coef_exact(sigma) = rho3/eps^2, section 3.1; coef_exact <= coef_simplified. */
 double dpb_coef_exact(double sigma);
+
+/* The sigma-dependent quantities shared by the coefficients, from one expm1:
+ * y = 1/sigma^2 = hi + lo (double-double), eps = w - 1, w = e^y (inf if it overflows).
+ * Precondition: sigma finite and >= 0.03 (callers handle the rest). */
+typedef struct {
+    double hi, lo, eps, w;
+} dpb_lnbase;
+void dpb_lognormal_base(double sigma, dpb_lnbase *b);
+double dpb_coef_simplified_base(double sigma, const dpb_lnbase *b);
+double dpb_coef_exact_base(double sigma, const dpb_lnbase *b);
 
 #endif /* DPB_LOGNORMAL_H */

@@ -17,9 +17,10 @@ double dpb_normal_pdf(double x)
 static double lower_tail(double x)
 {
     double nx = -x;
-    double t = nx * DPB_SQRT1_2;
+    double t, dt;
     /* dt = nx*(c_hi + c_lo) - t, exactly up to O(2^-106 t) */
-    double dt = fma(nx, DPB_SQRT1_2, -t) + nx * DPB_SQRT1_2_LO;
+    dpb_two_prod(nx, DPB_SQRT1_2, &t, &dt);
+    dt += nx * DPB_SQRT1_2_LO;
     double e = erfc(t);
     if (t < 27.0)
         e -= DPB_2_SQRTPI * exp(-t * t) * dt;

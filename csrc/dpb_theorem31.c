@@ -8,16 +8,30 @@
 #define T4_C  0.06049268112978583745  /* 1/(4 sqrt(2 e pi)) */
 #define T5_C  0.007561585141223229681  /* 1/(32 sqrt(2 e pi)) */
 
-int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
+int dpb_t31_prepare_delta(double sigma, int coefficient, dpb_t31_sigma *c)
 {
+    dpb_lnbase b;
     c->sigma = sigma;
+    c->rhs = DPB_NAN;
     if (!isgreater(sigma, 0.0) || isinf(sigma)) {
-        c->eps = c->coef = c->w = c->rhs = DPB_NAN;
+        c->eps = c->coef = c->w = DPB_NAN;
         return -1;
     }
-    c->eps = dpb_lognormal_variance(sigma);
-    c->coef = coefficient == DPB_COEF_EXACT ? dpb_coef_exact(sigma) : dpb_coef_simplified(sigma);
-    c->w = 1.0 + c->eps;
+    if (sigma < 0.03) {                      /* e^{1/sigma^2} overflows */
+        c->eps = c->coef = c->w = DPB_INF;
+        return 0;
+    }
+    dpb_lognormal_base(sigma, &b);
+    c->eps = b.eps;
+    c->w = b.w;
+    c->coef = coefficient == DPB_COEF_EXACT ? dpb_coef_exact_base(sigma, &b)
+                                            : dpb_coef_simplified_base(sigma, &b);
+    return 0;
+}
+
+int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
+{
+    if (dpb_t31_prepare_delta(sigma, coefficient, c) != 0) return -1;
     c->rhs = 0.5 * erf(0.5 * c->eps * DPB_SQRT1_2);
     return 0;
 }
@@ -49,7 +63,8 @@ double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
     }
     L = log(rounds);
     sL = sqrt(L);
-    terms[5] = 4.52 / (2.88 * sL - 2.41 / sL) * exp(-25.0 / 24.0 * L);
+    /* 4.52/(2.88 sqrt(L) - 2.41/sqrt(L)) = 4.52 sqrt(L)/(2.88 L - 2.41) */
+    terms[5] = 4.52 * sL / (2.88 * L - 2.41) * exp(-25.0 / 24.0 * L);
     sum = 0.0;
     for (k = 5; k >= 0; k--) sum += terms[k];   /* smallest first */
     return sum;
@@ -90,7 +105,7 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
 double dpb_delta_min(double sigma, double rounds, int coefficient)
 {
     dpb_t31_sigma c;
-    if (dpb_t31_prepare(sigma, coefficient, &c) != 0) return DPB_NAN;
+    if (dpb_t31_prepare_delta(sigma, coefficient, &c) != 0) return DPB_NAN;
     return dpb_t31_delta_min(&c, rounds);
 }
 

@@ -13,7 +13,10 @@ RTOL = 1e-14  # stated in csrc/dpb_lognormal.h and lognormal_moments' docstring
 SIGMAS = np.unique(np.concatenate([
     np.logspace(np.log10(0.07), 4, 250),
     [0.07, 0.0915, 0.1, 0.208, 0.25, 0.5, 0.75, 1.0, 1.2499999999999998, 1.25, 1.2500000000000002,
-     1.5, 2.0, 4.0, 5.0, 6.0, 100.0, 1e4],
+     1.5, 2.0, 4.0, 5.0, 6.0, 100.0, 1e4,
+     # branch points: closed form/series at 0.85, series lengths at y = 0.64, 0.25, 0.04, 0.01
+     0.8499999999999999, 0.85, 0.8500000000000001, 1.2499, 1.9999999, 2.0000001, 4.9999999, 5.0000001,
+     9.9999999, 10.0000001],
 ]))
 
 CASES = [
