@@ -1,0 +1,34 @@
+"""The examples in the README and in the docstrings run and give the printed output."""
+import doctest
+import pathlib
+
+import pytest
+
+import dpbounds
+import dpbounds._theorem31
+import dpbounds.theorem31
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+@pytest.mark.skipif(not README.exists(), reason="README.md not next to tests/ (wheel test from test-sources)")
+def test_readme_examples():
+    result = doctest.testfile(str(README), module_relative=False, optionflags=FLAGS, verbose=False)
+    assert result.attempted >= 8 and result.failed == 0
+
+
+@pytest.mark.parametrize("mod", [dpbounds._theorem31, dpbounds.theorem31])
+def test_docstring_examples(mod):
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    tests = [t for t in finder.find(mod, mod.__name__) if t.examples]
+    # Cython functions are not found by DocTestFinder; add their docstrings explicitly
+    for name in ("delta_bound", "rounds_required"):
+        f = getattr(mod, name, None)
+        if f is not None and f.__doc__ and ">>>" in f.__doc__ and not any(t.name.endswith(name) for t in tests):
+            tests.append(doctest.DocTestParser().get_doctest(f.__doc__, {}, name, None, 0))
+    assert tests
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0 and runner.tries >= 2
