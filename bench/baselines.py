@@ -49,6 +49,12 @@ def valid_numpy(sigma, rounds, delta, exact=True):
     return (B * coef * mu + delta <= rhs) & (rounds >= 3) & (sigma**2 * np.log(rounds) >= 3)
 
 
+def delta_bound_numpy(sigma, rounds, exact=True):
+    """delta_min where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere."""
+    d = delta_min_numpy(sigma, rounds, exact)
+    return np.where(valid_numpy(sigma, rounds, d, exact), d, np.nan)
+
+
 def rounds_brentq(sigma, delta, exact=True):
     """M_exact the way a user would: brentq on the real-valued conditions, then ceil."""
 

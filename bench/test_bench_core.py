@@ -11,7 +11,7 @@ import pytest
 
 import dpbounds
 from dpbounds import ufuncs
-from baselines import delta_min_numpy, rounds_brentq
+from baselines import delta_bound_numpy, delta_min_numpy, rounds_brentq
 
 
 @pytest.mark.benchmark(group="delta_min exact, 1e6 distinct (sigma, M)")
@@ -21,13 +21,23 @@ def test_delta_min_ufunc(benchmark, sigma_rounds):
     np.testing.assert_allclose(out[:1000], delta_min_numpy(s[:1000], m[:1000]), rtol=1e-9)
 
 
-@pytest.mark.benchmark(group="delta_min exact, 1e6 distinct (sigma, M)")
+@pytest.mark.benchmark(group="delta_bound exact (with validity), 1e6 distinct (sigma, M)")
 def test_delta_bound_validated(benchmark, sigma_rounds):
     s, m = sigma_rounds
     out = benchmark(dpbounds.delta_bound, s, m, "exact")
     ok = ~np.isnan(out)
     assert 0 < ok.sum() < out.size
     np.testing.assert_array_equal(out[ok], ufuncs.delta_min_exact(s[ok], m[ok]))
+
+
+@pytest.mark.benchmark(group="delta_bound exact (with validity), 1e6 distinct (sigma, M)")
+def test_delta_bound_numpy_scipy(benchmark, sigma_rounds):
+    s, m = sigma_rounds
+    out = benchmark(delta_bound_numpy, s, m)
+    ref = dpbounds.delta_bound(s[:20000], m[:20000], "exact")
+    both = ~np.isnan(out[:20000]) & ~np.isnan(ref)
+    assert both.sum() > 1000
+    np.testing.assert_allclose(out[:20000][both], ref[both], rtol=1e-9)
 
 
 @pytest.mark.benchmark(group="delta_min exact, 1e6 distinct (sigma, M)")

@@ -8,6 +8,22 @@
 #define T4_C  0.06049268112978583745  /* 1/(4 sqrt(2 e pi)) */
 #define T5_C  0.007561585141223229681  /* 1/(32 sqrt(2 e pi)) */
 
+/* 1/2 - Phi(-kappa) = erf(kappa/sqrt2)/2 with kappa = eps/2. */
+static double condition2_rhs(double eps)
+{
+    return 0.5 * erf(0.5 * eps * DPB_SQRT1_2);
+}
+
+/* A rigorous lower bound of condition2_rhs without erf: erf is increasing,
+ * erf(x) >= (2/sqrtpi)(x - x^3/3) (alternating series) and erf(1) > 0.8427.
+ * Valid points usually clear it by far, so most never pay for the erf. */
+static double rhs_lower_bound(double eps)
+{
+    double x = 0.5 * eps * DPB_SQRT1_2;
+    double lb = x >= 1.0 ? 0.8427 : DPB_2_SQRTPI * (x - x * x * x / 3.0);
+    return 0.5 * lb * (1.0 - 1e-12);        /* margin for the rounding of lb */
+}
+
 int dpb_t31_prepare_delta(double sigma, int coefficient, dpb_t31_sigma *c)
 {
     dpb_lnbase b;
@@ -32,11 +48,12 @@ int dpb_t31_prepare_delta(double sigma, int coefficient, dpb_t31_sigma *c)
 int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
 {
     if (dpb_t31_prepare_delta(sigma, coefficient, c) != 0) return -1;
-    c->rhs = 0.5 * erf(0.5 * c->eps * DPB_SQRT1_2);
+    c->rhs = condition2_rhs(c->eps);
     return 0;
 }
 
-double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
+/* delta_min and its terms; *log_rounds receives ln M for the validity checks. */
+static double t31_eval(const dpb_t31_sigma *c, double rounds, double terms[6], double *log_rounds)
 {
     double mu, mu2, L, sL, sum;
     int k;
@@ -62,6 +79,7 @@ double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
         terms[4] = T5_C * mu2 * mu2;
     }
     L = log(rounds);
+    *log_rounds = L;
     sL = sqrt(L);
     /* 4.52/(2.88 sqrt(L) - 2.41/sqrt(L)) = 4.52 sqrt(L)/(2.88 L - 2.41) */
     terms[5] = 4.52 * sL / (2.88 * L - 2.41) * exp(-25.0 / 24.0 * L);
@@ -70,16 +88,22 @@ double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
     return sum;
 }
 
+double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
+{
+    double L;
+    return t31_eval(c, rounds, terms, &L);
+}
+
 double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds)
 {
-    double t[6];
-    return dpb_t31_terms(c, rounds, t);
+    double t[6], L;
+    return t31_eval(c, rounds, t, &L);
 }
 
 int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out)
 {
     int st = 0;
-    double dmin, lhs_delta;
+    double dmin, lhs_delta, terms[6], L;
     if (isnan(c->eps) || isnan(rounds) || isinf(rounds)
         || (!isnan(delta) && !(delta > 0.0 && delta < 1.0))) {
         if (delta_min_out) *delta_min_out = DPB_NAN;
@@ -89,15 +113,16 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
         if (delta_min_out) *delta_min_out = DPB_NAN;
         return DPB_T31_ROUNDS_BELOW_3;
     }
-    dmin = dpb_t31_delta_min(c, rounds);
+    dmin = t31_eval(c, rounds, terms, &L);
     if (delta_min_out) *delta_min_out = dmin;
-    if (c->sigma < 1e10 && c->sigma * c->sigma * log(rounds) < 3.0) st |= DPB_T31_SIGMA_BELOW_EDGE;
+    if (c->sigma < 1e10 && c->sigma * c->sigma * L < 3.0) st |= DPB_T31_SIGMA_BELOW_EDGE;
     lhs_delta = isnan(delta) ? dmin : delta;
     if (!isnan(delta) && delta < dmin) st |= DPB_T31_DELTA_BELOW_MIN;
     {
-        double mu = sqrt(c->eps / (rounds - 1.0));
-        double lhs = DPB_BE_CONSTANT * dpb_mul_sat(c->coef, mu) + lhs_delta;
-        if (!islessequal(lhs, c->rhs)) st |= DPB_T31_CONDITION2;
+        double lhs = 0.5 * terms[0] + lhs_delta;     /* T1 = 2 B coef mu */
+        if (!islessequal(lhs, rhs_lower_bound(c->eps))
+            && !islessequal(lhs, isnan(c->rhs) ? condition2_rhs(c->eps) : c->rhs))
+            st |= DPB_T31_CONDITION2;
     }
     return st;
 }

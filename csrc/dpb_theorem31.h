@@ -47,7 +47,8 @@ typedef struct {
 
 /* Fills *c for (sigma, coefficient); returns 0, or -1 when sigma is not finite > 0. */
 int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c);
-/* Same without rhs (left NaN): enough for dpb_t31_terms / dpb_t31_delta_min, one erf cheaper. */
+/* Same without rhs (left NaN; dpb_t31_status then evaluates it only when a cheap
+ * lower bound does not already settle condition (2)): one erf cheaper. */
 int dpb_t31_prepare_delta(double sigma, int coefficient, dpb_t31_sigma *c);
 
 /* Writes T1..T6 into terms[0..5] and returns their sum delta_min(sigma, M). */

@@ -32,6 +32,7 @@ cdef extern from "dpb_theorem31.h" nogil:
         double w
         double rhs
     int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
+    int dpb_t31_prepare_delta(double sigma, int coefficient, dpb_t31_sigma *c)
     double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double *terms)
     double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds)
     int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out)

@@ -144,12 +144,22 @@ def delta_bound(sigma, rounds, coefficient="simplified", *, on_invalid="nan"):
         from dpbounds.theorem31 import theorem31
         raise ValueError("Theorem 3.1 does not apply: " + theorem31(s, m, coefficient=coefficient).reason)
     check_choice("on_invalid", on_invalid, ("nan", "raise"))
-    sa, ma = broadcast(sigma=check_finite_positive("sigma", sigma), rounds=check_rounds("rounds", rounds))
-    f = _ufuncs.delta_bound_exact if kind == DPB_COEF_EXACT else _ufuncs.delta_bound_simplified
-    out = f(sa, ma)
-    if on_invalid == "raise" and np.isnan(out).any():
-        n = int(np.isnan(out).sum())
-        raise ValueError(f"Theorem 3.1 does not apply at {n} of {out.size} (sigma, rounds) points")
+    try:
+        sa = np.asarray(sigma, dtype=np.float64)
+        ma = np.asarray(rounds, dtype=np.float64)
+        out, status = _ufuncs._delta_bound_checked(sa, ma, kind)
+    except (TypeError, ValueError):
+        # non-numeric input or shapes that do not broadcast: the checks name the parameter
+        broadcast(sigma=check_finite_positive("sigma", sigma), rounds=check_rounds("rounds", rounds))
+        raise
+    status = np.asarray(status)
+    if status.any():
+        if (status & 3).any():      # bad arguments: let the checks produce the message
+            check_finite_positive("sigma", sa)
+            check_rounds("rounds", ma)
+        if on_invalid == "raise":
+            n = int(np.count_nonzero(status))
+            raise ValueError(f"Theorem 3.1 does not apply at {n} of {status.size} (sigma, rounds) points")
     return scalar_or_array(out)
 
 

@@ -16,6 +16,7 @@ delta_min_simplified: np.ufunc
 delta_min_exact: np.ufunc
 delta_bound_simplified: np.ufunc
 delta_bound_exact: np.ufunc
+_delta_bound_checked: np.ufunc
 delta_terms_simplified: np.ufunc
 delta_terms_exact: np.ufunc
 theorem31_status: np.ufunc

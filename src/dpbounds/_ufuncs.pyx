@@ -9,7 +9,7 @@ a function's domain give NaN.  The validated functions in :mod:`dpbounds`
 check their arguments and raise ``ValueError`` instead.
 """
 cimport cython
-from libc.math cimport NAN
+from libc.math cimport NAN, isinf, isnan, floor
 from dpbounds._csrc cimport *
 
 
@@ -86,7 +86,7 @@ cdef double delta_min_exact(double sigma, double rounds) noexcept nogil:
 cdef inline double _bound(double sigma, double rounds, int kind) noexcept nogil:
     cdef dpb_t31_sigma c
     cdef double dmin
-    if dpb_t31_prepare(sigma, kind, &c) != 0:
+    if dpb_t31_prepare_delta(sigma, kind, &c) != 0:
         return NAN
     if dpb_t31_status(&c, rounds, NAN, &dmin) != 0:
         return NAN
@@ -101,6 +101,31 @@ cdef double delta_bound_simplified(double sigma, double rounds) noexcept nogil:
 cdef double delta_bound_exact(double sigma, double rounds) noexcept nogil:
     """delta_min with coef_exact where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere."""
     return _bound(sigma, rounds, DPB_COEF_EXACT)
+
+cdef inline (double, signed char) _checked(double sigma, double rounds, long kind) noexcept nogil:
+    cdef dpb_t31_sigma c
+    cdef double dmin
+    cdef signed char bad = 0
+    # isnan first: an ordered comparison with NaN raises the invalid flag
+    if isnan(sigma) or not (sigma > 0.0) or isinf(sigma):
+        bad |= 1
+    if isnan(rounds) or not (rounds >= 3.0) or isinf(rounds) or rounds != floor(rounds):
+        bad |= 2
+    if bad:
+        return NAN, bad
+    dpb_t31_prepare_delta(sigma, <int>kind, &c)
+    if dpb_t31_status(&c, rounds, NAN, &dmin) != 0:
+        return NAN, 4
+    return dmin, 0
+
+@cython.ufunc
+cdef (double, signed char) _delta_bound_checked(double sigma, double rounds, long kind) noexcept nogil:
+    """(delta_bound, status) in one pass: status 1 bad sigma, 2 bad rounds, 4 theorem invalid.
+
+    Internal: lets the validated :func:`dpbounds.delta_bound` check its arguments inside
+    the C loop instead of in separate numpy passes.
+    """
+    return _checked(sigma, rounds, kind)
 
 cdef inline (double, double, double, double, double, double) _terms(double sigma, double rounds, int kind) noexcept nogil:
     cdef dpb_t31_sigma c
