@@ -30,8 +30,8 @@ cdef inline int _kind(object coefficient) except -1:
 
 
 cdef inline bint _as_double(object o, double *out):
-    """Fast unboxing of exact Python floats and small ints; False for anything else."""
-    if type(o) is float:
+    """Fast unboxing of Python floats (incl. numpy.float64) and small ints; False otherwise."""
+    if isinstance(o, float):
         out[0] = <double>o
         return True
     if type(o) is int and -(1 << 62) < o < (1 << 62):
