@@ -12,6 +12,7 @@ double dpb_normal_mills(double x)
     if (x == -DPB_INF) return 0.0;
     if (x >= -5.0) {
         if (x > 38.0) return DPB_INF;
+        if (fabs(x) < 1e-100) return dpb_ndtr(x) * DPB_SQRT2PI;   /* n(x) = n(0); avoids x*x underflow */
         return dpb_ndtr(x) / dpb_normal_pdf(x);
     }
     t = -x;
@@ -24,6 +25,7 @@ double dpb_normal_mills(double x)
 static double log_pdf(double u)
 {
     double h, l;
+    if (fabs(u) < 1e-100) return -DPB_LOG_SQRT2PI;          /* u*u would underflow */
     dpb_two_prod(u, u, &h, &l);
     return -0.5 * h - (0.5 * l + DPB_LOG_SQRT2PI);
 }
@@ -36,6 +38,8 @@ double dpb_gdp_log_delta(double eps, double mu)
     if (eps == -DPB_INF) return 0.0;
     if (mu == 0.0) return eps >= 0.0 ? -DPB_INF : log(-expm1(eps));
     if (isinf(mu)) return 0.0;
+    if (mu < 1.0 && fabs(eps) > mu * 1e300)                             /* eps/mu overflows: |u| = inf */
+        return eps > 0.0 ? -DPB_INF : log(-expm1(eps));
     u = 0.5 * mu - eps / mu;
     v = u - mu;
     if (u > 5.0) {

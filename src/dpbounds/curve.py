@@ -146,9 +146,12 @@ class TradeoffCurve:
         return TradeoffCurve(hx, hy, check_input=False)
 
     def is_convex(self, tol: float = 1e-12) -> bool:
-        """True if the slopes between consecutive vertices are non-decreasing."""
-        s = np.diff(self.f) / np.diff(self.a)
-        return bool(np.all(np.diff(s) >= -tol * (1.0 + np.abs(s[1:]))))
+        """True if the slopes between consecutive vertices are non-decreasing
+        (checked with cross products, so tiny segments cause no overflow)."""
+        da, df = np.diff(self.a), np.diff(self.f)
+        lhs = df[1:] * da[:-1]
+        rhs = df[:-1] * da[1:]
+        return bool(np.all(lhs - rhs >= -tol * (np.abs(lhs) + np.abs(rhs) + da[1:] * da[:-1])))
 
     def is_symmetric(self, tol: float = 1e-9) -> bool:
         """True if ``f = f^{-1}`` (within ``tol``) at every vertex and reflected vertex."""
