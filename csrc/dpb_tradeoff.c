@@ -73,8 +73,19 @@ enum { TQ_CLT = 0, TQ_EDGEWORTH = 1, TQ_SLOPE = 2 };
 #define TQ_ARG_ONE 8.5        /* Phi(arg) >= 1 - 9.5e-18 above this */
 #define TQ_ARG_ZERO (-40.0)   /* Phi(arg) < 1e-349 below this */
 #define TQ_PANEL_TOL 1e-20
+#ifndef TQ_KMAX
 #define TQ_KMAX 6
-#define TQ_MAXEDGES 64
+#endif
+#ifndef TQ_STEP
+#define TQ_STEP 4.0
+#endif
+#ifndef TQ_STEP_SIGMA
+#define TQ_STEP_SIGMA 6.0
+#endif
+#ifndef TQ_KSTEP
+#define TQ_KSTEP 1
+#endif
+#define TQ_MAXEDGES 96
 
 typedef struct {
     int mode;
@@ -87,6 +98,8 @@ typedef struct {
     /* outer Edgeworth polynomial p_{M-1} and its monotone branch */
     double c, d, ulo, uhi;
     double off;         /* slope: exponent offset */
+    int nulev;          /* Edgeworth: values of u = y s - A(z) that get panel edges */
+    double ulev[24];
 } tq_ctx;
 
 DPB_INLINE double tq_A(const tq_ctx *q, double z)
@@ -155,23 +168,59 @@ static int tq_edges(double zc, double wz, double lo, double hi, double *e)
     double ref[4 * TQ_KMAX + 3];
     int nref = 0, n = 0, k, i, j;
     double g;
-    for (k = TQ_KMAX; k >= -TQ_KMAX; k--) ref[nref++] = zc - ldexp(wz, k);
+    for (k = TQ_KMAX; k >= -TQ_KMAX; k -= TQ_KSTEP) ref[nref++] = zc - ldexp(wz, k);
     ref[nref++] = zc;
-    for (k = -TQ_KMAX; k <= TQ_KMAX; k++) ref[nref++] = zc + ldexp(wz, k);
+    for (k = -TQ_KMAX; k <= TQ_KMAX; k += TQ_KSTEP) ref[nref++] = zc + ldexp(wz, k);
     e[n++] = lo;
     i = 0;
-    g = ceil(lo);
-    if (g == lo) g += 1.0;
+    g = TQ_STEP * ceil(lo / TQ_STEP);
+    if (g == lo) g += TQ_STEP;
     j = 0;
     for (;;) {
         double next;
         while (j < nref && !(ref[j] > lo)) j++;
         if (j < nref && ref[j] < g) next = ref[j++];
-        else next = g, g += 1.0;
+        else next = g, g += TQ_STEP;
         if (!(next < hi)) break;
         if (next - e[n - 1] > 1e-12 * (1.0 + fabs(next))) e[n++] = next;
         if (n >= TQ_MAXEDGES - 1) break;
         (void)i;
+    }
+    if (hi - e[n - 1] <= 1e-12 * (1.0 + fabs(hi)) && n > 1) n--;
+    e[n++] = hi;
+    return n;
+}
+
+/* Levels of the Phi argument g(z) = x s - A(z) at which panel edges are placed
+ * (the integrand changes on the scale of one unit of g near g = 0 and doubly
+ * exponentially far right; geometric levels give panels of width ~sigma ln 2 there). */
+static const double tq_levels_cdf[] = { 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0 };
+static const double tq_levels_pdf[] = { 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0 };
+
+/* Sorted panel edges in [lo, hi]: the points where g(z) crosses the levels,
+ * merged with a uniform grid of step TQ_STEP (which bounds the panel width for
+ * the n(z) factor).  Returns the number of edges (>= 2). */
+static int tq_edges_levels(const tq_ctx *q, const double *lev, int nlev, double lo, double hi, double *e)
+{
+    double ref[32];
+    int nref = 0, n = 0, j = 0, k;
+    double g;
+    double step = fmin(TQ_STEP, TQ_STEP_SIGMA * q->sigma);
+    for (k = 0; k < nlev; k++) {
+        double t = q->xs - lev[k] + q->invD;     /* e^{t(z)} = D (xs - level + 1/D) */
+        if (t > 0.0) ref[nref++] = q->sigma * (q->lnD + log(t)) - 0.5 * q->inv_sigma;
+    }
+    e[n++] = lo;
+    g = step * ceil(lo / step);
+    if (g == lo) g += step;
+    for (;;) {
+        double next;
+        while (j < nref && !(ref[j] > e[n - 1])) j++;
+        if (j < nref && ref[j] < g) next = ref[j++];
+        else next = g, g += step;
+        if (!(next < hi)) break;
+        if (next - e[n - 1] > 1e-12 * (1.0 + fabs(next))) e[n++] = next;
+        if (n >= TQ_MAXEDGES - 1) break;
     }
     if (hi - e[n - 1] <= 1e-12 * (1.0 + fabs(hi)) && n > 1) n--;
     e[n++] = hi;
@@ -187,7 +236,17 @@ static double tq_integrate(const tq_ctx *q, double zc, double wz, double hi)
     if (!(hi > lo)) return 0.0;
     if (!(wz > 0.0) || isinf(wz)) wz = 1.0;
     if (!isfinite(zc)) zc = 0.0;
+#ifdef TQ_SPEC_EDGES
     n = tq_edges(zc, wz, lo, hi, e);
+#else
+    (void)zc; (void)wz;
+    if (q->mode == TQ_SLOPE)
+        n = tq_edges_levels(q, tq_levels_pdf, (int)(sizeof tq_levels_pdf / sizeof(double)), lo, hi, e);
+    else if (q->mode == TQ_EDGEWORTH)
+        n = tq_edges_levels(q, q->ulev, q->nulev, lo, hi, e);
+    else
+        n = tq_edges_levels(q, tq_levels_cdf, (int)(sizeof tq_levels_cdf / sizeof(double)), lo, hi, e);
+#endif
     if (q->mode == TQ_SLOPE) {
         for (j = 0; j < n; j++) {
             double a = tq_A(q, e[j]);
@@ -422,6 +481,23 @@ static int ew_prepare(double a, double sigma, double rounds, tq_ctx *q, double *
     q->d = pm1.d;
     q->ulo = pm1.lo;
     q->uhi = pm1.hi;
+    /* panel edges: where p_{M-1}(u) crosses the CDF levels, and the clamp points */
+    {
+        int k, m = 0, i, j;
+        double lv[24];
+        double plo = isfinite(pm1.lo) ? ew_p(pm1.lo, pm1.c, pm1.d) : -DPB_INF;
+        double phi = isfinite(pm1.hi) ? ew_p(pm1.hi, pm1.c, pm1.d) : DPB_INF;
+        if (isfinite(pm1.hi)) lv[m++] = pm1.hi;
+        if (isfinite(pm1.lo)) lv[m++] = pm1.lo;
+        for (k = 0; k < (int)(sizeof tq_levels_cdf / sizeof(double)); k++) {
+            double L = tq_levels_cdf[k];
+            if (L > plo && L < phi) lv[m++] = ew_invert(&pm1, L);
+        }
+        for (i = 1; i < m; i++)           /* insertion sort, descending */
+            for (j = i; j > 0 && lv[j] > lv[j - 1]; j--) { double t = lv[j]; lv[j] = lv[j - 1]; lv[j - 1] = t; }
+        for (i = 0; i < m; i++) q->ulev[i] = lv[i];
+        q->nulev = m;
+    }
     *out = 0.0;
     return -1;   /* ready */
 }
