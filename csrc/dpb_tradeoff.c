@@ -77,7 +77,7 @@ enum { TQ_CLT = 0, TQ_EDGEWORTH = 1, TQ_SLOPE = 2 };
 #define TQ_KMAX 6
 #endif
 #ifndef TQ_STEP
-#define TQ_STEP 4.0
+#define TQ_STEP 6.0
 #endif
 #ifndef TQ_STEP_SIGMA
 #define TQ_STEP_SIGMA 6.0
@@ -147,7 +147,16 @@ DPB_INLINE double tq_integrand(const tq_ctx *q, double z)
         double e = tq_slope_exp(q, z) - q->off;
         return e < -745.0 ? 0.0 : exp(e);
     }
+#ifndef TQ_DPB_NDTR
+    {
+        /* absolute accuracy suffices inside the integral: plain erfc, exp */
+        double g = tq_arg(q, z), p;
+        p = (g < 0.0) ? 0.5 * erfc(-g * DPB_SQRT1_2) : 1.0 - 0.5 * erfc(g * DPB_SQRT1_2);
+        return p * exp(-0.5 * z * z) * DPB_INV_SQRT2PI;
+    }
+#else
     return dpb_ndtr(tq_arg(q, z)) * dpb_normal_pdf(z);
+#endif
 }
 
 static double tq_panel(const tq_ctx *q, double lo, double hi)
@@ -173,14 +182,14 @@ static int tq_edges(double zc, double wz, double lo, double hi, double *e)
     for (k = -TQ_KMAX; k <= TQ_KMAX; k += TQ_KSTEP) ref[nref++] = zc + ldexp(wz, k);
     e[n++] = lo;
     i = 0;
-    g = TQ_STEP * ceil(lo / TQ_STEP);
-    if (g == lo) g += TQ_STEP;
+    g = ceil(lo);
+    if (g == lo) g += 1.0;
     j = 0;
     for (;;) {
         double next;
         while (j < nref && !(ref[j] > lo)) j++;
         if (j < nref && ref[j] < g) next = ref[j++];
-        else next = g, g += TQ_STEP;
+        else next = g, g += 1.0;
         if (!(next < hi)) break;
         if (next - e[n - 1] > 1e-12 * (1.0 + fabs(next))) e[n++] = next;
         if (n >= TQ_MAXEDGES - 1) break;
@@ -194,7 +203,10 @@ static int tq_edges(double zc, double wz, double lo, double hi, double *e)
 /* Levels of the Phi argument g(z) = x s - A(z) at which panel edges are placed
  * (the integrand changes on the scale of one unit of g near g = 0 and doubly
  * exponentially far right; geometric levels give panels of width ~sigma ln 2 there). */
-static const double tq_levels_cdf[] = { 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0 };
+#ifndef TQ_LEVELS_CDF
+#define TQ_LEVELS_CDF 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0
+#endif
+static const double tq_levels_cdf[] = { TQ_LEVELS_CDF };
 static const double tq_levels_pdf[] = { 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0 };
 
 /* Sorted panel edges in [lo, hi]: the points where g(z) crosses the levels,
