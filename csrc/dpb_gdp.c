@@ -64,26 +64,34 @@ double dpb_gdp_delta(double eps, double mu)
     return exp(l);
 }
 
-/* log delta(eps) and d log delta / d eps at eps (mu finite > 0). */
-static double gdp_eval(double eps, double mu, double *dlog)
+/* F = log delta(eps) and its first two derivatives in eps (mu finite > 0). */
+static double gdp_eval(double eps, double mu, double *d1, double *d2)
 {
-    double u = 0.5 * mu - eps / mu, v = u - mu, ru, rv;
+    double u = 0.5 * mu - eps / mu, v = u - mu, ru, rv, dr, p1, p2, g1, g2;
     if (u > 5.0) {
         double lv = dpb_log_ndtr(v) + eps;
         double pu = dpb_ndtr(u), ev = (lv < -745.0) ? 0.0 : exp(lv);
-        double d = pu - ev;
-        *dlog = -ev / d;
+        double d = pu - ev, f1 = -ev / d;
+        *d1 = f1;
+        *d2 = (-ev + dpb_normal_pdf(u) / mu) / d - f1 * f1;
         return log(d);
     }
     ru = dpb_normal_mills(u);
     rv = dpb_normal_mills(v);
-    *dlog = -rv / (ru - rv);
-    return log_pdf(u) + log(ru - rv);
+    dr = ru - rv;
+    /* R' = 1 + x R, R'' = R + x R' (only the Newton/Halley direction depends on these) */
+    p1 = (1.0 + u * ru) - (1.0 + v * rv);
+    p2 = (ru + u * (1.0 + u * ru)) - (rv + v * (1.0 + v * rv));
+    g1 = -u + p1 / dr;
+    g2 = -1.0 + p2 / dr - (p1 / dr) * (p1 / dr);
+    *d1 = -g1 / mu;
+    *d2 = g2 / (mu * mu);
+    return log_pdf(u) + log(dr);
 }
 
 double dpb_gdp_epsilon(double delta, double mu)
 {
-    double lo, hi, eps, ld, d0, u;
+    double lo, hi, eps, ld, d0;
     int it;
     if (isnan(delta) || isnan(mu) || mu < 0.0 || delta < 0.0 || delta > 1.0) return DPB_NAN;
     if (mu == 0.0) return 0.0;
@@ -93,37 +101,36 @@ double dpb_gdp_epsilon(double delta, double mu)
     if (delta >= d0) return 0.0;
     ld = log(delta);
     lo = 0.0;
-    /* delta(eps) <= Phi(u(eps)): u = Phi^{-1}(delta) gives an upper bracket */
-    u = dpb_ndtri(delta);
-    hi = mu * (0.5 * mu - u);
-    eps = hi;
-    /* tail start: log delta = -u^2/2 - log sqrt(2pi) + log(R(u) - R(u - mu)); two
-     * fixed-point sweeps in u (R varies slowly) put Newton within a few ulp-doublings */
-    if (u < -2.0) {
+    hi = DPB_INF;
+    /* start: in the tail R(u) - R(u - mu) ~ mu/(|u| |u - mu|), so
+     * u^2 = 2 (L - ln|u| - ln(|u| + mu)),  L = ln(mu/(sqrt(2 pi) delta));  three cheap
+     * fixed-point sweeps (logs only) from u = -sqrt(2L) */
+    {
+        double L = log(mu) - DPB_LOG_SQRT2PI - ld, u = -sqrt(2.0 * (L > 0.5 ? L : 0.5)), q;
         int k;
-        for (k = 0; k < 2; k++) {
-            double r = log(dpb_normal_mills(u) - dpb_normal_mills(u - mu));
-            double q = 2.0 * (-ld - DPB_LOG_SQRT2PI + r);
-            double e2;
-            if (!(q > 0.0)) break;
+        for (k = 0; k < 3; k++) {
+            q = 2.0 * (L - log(-u) - log(mu - u));
+            if (!(q > 0.25)) break;
             u = -sqrt(q);
-            e2 = mu * (0.5 * mu - u);
-            if (!(e2 > lo && e2 < hi)) break;
-            eps = e2;
         }
+        eps = mu * (0.5 * mu - u);
     }
     for (it = 0; it < 100; it++) {
-        double dl, h = gdp_eval(eps, mu, &dl) - ld, en, step;
+        double f1, f2, h = gdp_eval(eps, mu, &f1, &f2) - ld, en, step, den, newton;
         if (h == 0.0) return eps;
         if (h > 0.0) lo = eps; else hi = eps;
-        step = h / dl;
+        newton = h / f1;
+        den = 2.0 * f1 * f1 - h * f2;
+        step = 2.0 * h * f1 / den;                       /* Halley */
+        if (!(den > 0.0) || !(step * newton > 0.0) || !(fabs(step) <= 2.0 * fabs(newton)))
+            step = newton;                               /* far from the root: Newton */
         en = eps - step;
         if (!(en > lo && en < hi)) {
-            en = 0.5 * (lo + hi);
-        } else if (fabs(step) <= 1e-9 * en) {
-            return en;          /* quadratic convergence: the error is now ~1e-18 relative */
+            en = isinf(hi) ? 2.0 * eps + 1.0 : 0.5 * (lo + hi);
+        } else if (fabs(newton) <= 1e-6 * en) {
+            return en;          /* the residual says we were within 1e-6: error now ~1e-18 */
         }
-        if (hi - lo <= 4e-16 * hi) return en;
+        if (isfinite(hi) && hi - lo <= 4e-16 * hi) return en;
         eps = en;
     }
     return eps;
