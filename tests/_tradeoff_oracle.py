@@ -138,7 +138,13 @@ def tradeoff_edgeworth(a, sigma, rounds, dps=DPS):
             u = min(max(u, lo1), hi1)
             return mp.ncdf(edgeworth_p(u, c1, d1)) * mp.npdf(z)
 
-        val, err = mp.quad(f, _points(sigma, D, ys), error=True, maxdegree=8)
+        pts = _points(sigma, D, ys)
+        for ub in (lo1, hi1):   # kinks where the outer polynomial is frozen
+            if mp.isfinite(ub) and 1 + D * (ys - ub) > 0:
+                zk = sigma * mp.log(1 + D * (ys - ub)) - 1 / (2 * sigma)
+                if pts[0] < zk < pts[-1]:
+                    pts = sorted(set(pts) | {zk})
+        val, err = mp.quad(f, pts, error=True, maxdegree=8)
         return val, err
 
 
