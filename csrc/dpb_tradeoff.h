@@ -49,17 +49,24 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *     f(a) = int Phi(x s - A(z)) n(z) dz     (truncated = 0)
  *     f(a) = int_{-inf}^{z_max} ... dz,  z_max = sigma ln(M h) - 1/(2 sigma),
  *            h = 1 + x sqrt((w-1)/M), f = 0 if h <= 0     (truncated = 1)
- * METHOD  composite 20-point Gauss-Legendre on the panels of the grid
- *         {-12, -11, ..., 12} merged with z_c +- w_z 2^k, |k| <= 6 and z_c, where
- *         z_c = sigma ln(1 + x s D) - 1/(2 sigma) is the switch point of the
- *         integrand and w_z = sigma/max(|x s + 1/D|, 1) its width (z_c = sigma ln D
- *         - 1/(2 sigma), w_z = sigma if 1 + x s D <= 0).  Panels to the left of the
- *         point where the Phi argument drops below 8.5 contribute their normal mass
- *         Phi(z) in closed form (error <= Phi(-8.5) = 9.5e-18); panels whose bound
- *         Phi(arg(left)) * max n * width is below 1e-20, and panels where the
- *         argument is below -40, are skipped.  A(z) uses expm1; w - 1 comes from
- *         dpb_lognormal_variance; for sigma so small that w overflows, A is formed as
- *         exp(t - ln D) with ln D in closed form.
+ * METHOD  composite 20-point Gauss-Legendre (nodes: tools/gen_gauss_legendre.py)
+ *         on panels whose edges are (i) the points z where the Phi argument
+ *         g(z) = x s - A(z) crosses the levels 8.5, 4, 2, 1, 0, -1, -2, -4, -8, -16, -32
+ *         (closed form: z = sigma ln(1 + D (x s - level)) - 1/(2 sigma)), merged with
+ *         (ii) a uniform grid of step min(6, 6 sigma) on [-12, 12].  The levels put
+ *         panels of width ~w_z = sigma/|x s + 1/D| around the switch point z_c (g = 0)
+ *         and of width ~sigma ln 2 in the doubly exponential right tail; the grid
+ *         bounds the width for the n(z) factor and for the slow exponential on the left.
+ *         (The SPEC 8 grid -- unit panels plus z_c +- w_z 2^k -- is 3.5x slower and
+ *         misses the tail when |x s + 1/D| < 1 at small sigma and M: error 2e-11 at
+ *         a = 0.499, sigma = 0.31, M = 3; it is kept under -DTQ_SPEC_EDGES.)
+ *         Panels to the left of the point where g drops below 8.5 contribute their
+ *         normal mass Phi(z) in closed form (error <= Phi(-8.5) = 9.5e-18); panels whose
+ *         bound Phi(g(left)) * max n * width is below 1e-20, and panels where g < -40,
+ *         are skipped (4 panels = 80 evaluations on average).  Inside the integral
+ *         Phi(g) is the plain erfc form (absolute accuracy is what counts there).
+ *         A(z) uses expm1; w - 1 comes from dpb_lognormal_variance; for sigma so small
+ *         that w overflows, A is formed as exp(t - ln D) with ln D in closed form.
  * ACCURACY  absolute <= 1e-14 vs mpmath for a in [1e-300, 1 - 1e-15],
  *           sigma in [0.3, 50], M in [3, 1e15] (tests/test_tradeoff.py).
  * EDGES  a = 0 -> 1, a = 1 -> 0; sigma <= 0 or M <= 1 -> NaN;
@@ -92,8 +99,14 @@ enum {
  *         quadratic p_M', if any) by safeguarded Newton/bisection to 1 ulp; outside
  *         its branch the outer p_{M-1} is frozen at the branch end (a monotone
  *         continuation, so the integrand stays a distribution function of u);
- *         quadrature as in dpb_tradeoff_clt.
- * ACCURACY  absolute <= 1e-13 vs an mpmath evaluation of the same formula (tested).
+ *         quadrature as in dpb_tradeoff_clt with panel edges where p_{M-1}(u) crosses
+ *         the levels and at the two freezing points (kinks).
+ * ACCURACY  absolute <= 1e-13 vs an mpmath evaluation of the same formula where
+ *           c_M = gamma1/(6 sqrt M) <= 2.2 (tested; measured <= 1.2e-16).  Far outside
+ *           (e.g. c_M ~ 700 at sigma = 0.37, M = 207) the cubic is so steep that only
+ *           ~1e-8 is reached -- a regime where the expansion means nothing anyway.
+ * NOTE    For the lognormal, p_n'(0) = 1 + 3 d_n - 7 c_n^2 > 0 always, so
+ *         DPB_EW_NOT_MONOTONE_AT_0 is a safeguard that does not trigger.
  * EDGES  a = 0 -> 1, a = 1 -> 0; NaN where not invertible (see dpb_edgeworth_status). */
 double dpb_tradeoff_edgeworth(double a, double sigma, double rounds);
 /* DPB_EW_* bitmask explaining a NaN of dpb_tradeoff_edgeworth (0 = defined). */

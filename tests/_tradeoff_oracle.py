@@ -52,6 +52,13 @@ def _points(sigma, D, xs, lo=-40, hi=40):
                 pts.add(p)
     if lo < zc < hi:
         pts.add(zc)
+    # where the Phi argument crosses a few levels (sharp features at small sigma)
+    for lev in (8, 2, 0, -1, -4, -16):
+        t = 1 + D * (xs - lev)
+        if t > 0:
+            p = sigma * mp.log(t) - 1 / (2 * sigma)
+            if lo < p < hi:
+                pts.add(p)
     return sorted(pts)
 
 
@@ -70,7 +77,9 @@ def tradeoff_clt(a, sigma, rounds, truncated=False, dps=DPS):
             if h <= 0:
                 return mp.mpf(0), mp.mpf(0)
             hi = min(40, sigma * mp.log(M * h) - 1 / (2 * sigma))
-        f = lambda z: mp.ncdf(xs - _A(z, sigma, D)) * mp.npdf(z)
+        def f(z):
+            g = xs - _A(z, sigma, D)
+            return mp.ncdf(g) * mp.npdf(z) if g > -60 else mp.mpf(0)   # Phi(-60) < 1e-780
         val, err = mp.quad(f, _points(sigma, D, xs, hi=hi), error=True, maxdegree=8)
         return val, err
 
