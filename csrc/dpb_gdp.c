@@ -44,7 +44,7 @@ double dpb_gdp_log_delta(double eps, double mu)
         return eps > 0.0 ? -DPB_INF : log(-expm1(eps));
     u = 0.5 * mu - eps / mu;
     v = u - mu;
-    if (u > 5.0) {
+    if (u > 1.0) {
         double lv = dpb_log_ndtr(v) + eps;
         double pu = dpb_ndtr(u);
         if (lv < -745.0) return log(pu);
@@ -68,7 +68,7 @@ double dpb_gdp_delta(double eps, double mu)
 static double gdp_eval(double eps, double mu, double *d1, double *d2)
 {
     double u = 0.5 * mu - eps / mu, v = u - mu, ru, rv, dr, p1, p2, g1, g2;
-    if (u > 5.0) {
+    if (u > 1.0) {
         double lv = dpb_log_ndtr(v) + eps;
         double pu = dpb_ndtr(u), ev = (lv < -745.0) ? 0.0 : exp(lv);
         double d = pu - ev, f1 = -ev / d;

@@ -19,7 +19,8 @@ double dpb_normal_mills(double x);
  * METHOD  u = mu/2 - eps/mu, v = u - mu.  Since e^eps n(v) = n(u) exactly,
  *         delta = n(u) (R(u) - R(v)) with R the Mills ratio: no overflow of e^eps and no
  *         underflow of Phi(u), Phi(v); formed as exp(log n(u) + log(R(u) - R(v))) so that
- *         subnormal results are right.  For u > 5: Phi(u) - exp(eps + log Phi(v)) (no cancellation).
+ *         subnormal results are right.  For u > 1: Phi(u) - exp(eps + log Phi(v)) (no cancellation
+ *         for eps >= 0 there, and no loss of relative accuracy when delta is close to 1).
  * ACCURACY  relative <= 1e-13 * max(1, |u|/mu) for delta >= 1e-300 (tested vs mpmath; the
  *           factor |u|/mu is the conditioning of R(u) - R(v) when mu << |u|).
  * EDGES  mu = 0 -> max(0, -expm1(eps)); mu = inf -> 1 (eps < inf); eps = inf -> 0; eps = -inf -> 1. */
