@@ -71,8 +71,12 @@ enum { TQ_CLT = 0, TQ_EDGEWORTH = 1, TQ_SLOPE = 2 };
 #define TQ_ZLO (-12.0)
 #define TQ_ZHI 12.0
 #define TQ_ARG_ONE 8.5        /* Phi(arg) >= 1 - 9.5e-18 above this */
-#define TQ_ARG_ZERO (-40.0)   /* Phi(arg) < 1e-349 below this */
-#define TQ_PANEL_TOL 1e-20
+#ifndef TQ_ARG_ZERO
+#define TQ_ARG_ZERO (-8.3)    /* Phi(arg) < 5.2e-17 below this: panels further right add < 5.2e-17 in all */
+#endif
+#ifndef TQ_PANEL_TOL
+#define TQ_PANEL_TOL 1e-18
+#endif
 #ifndef TQ_KMAX
 #define TQ_KMAX 6
 #endif
@@ -204,7 +208,7 @@ static int tq_edges(double zc, double wz, double lo, double hi, double *e)
  * (the integrand changes on the scale of one unit of g near g = 0 and doubly
  * exponentially far right; geometric levels give panels of width ~sigma ln 2 there). */
 #ifndef TQ_LEVELS_CDF
-#define TQ_LEVELS_CDF 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0
+#define TQ_LEVELS_CDF 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.3, -16.0
 #endif
 static const double tq_levels_cdf[] = { TQ_LEVELS_CDF };
 static const double tq_levels_pdf[] = { 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0 };
