@@ -71,7 +71,7 @@ def test_bench_tradeoff_clt_dpbounds(benchmark, clt_points):
 @pytest.mark.benchmark(group="tradeoff_clt")
 def test_bench_tradeoff_clt_scipy_quad_loop(benchmark, clt_points):
     a, s, M = (v[:N_LOOP] for v in clt_points)
-    out = benchmark.pedantic(lambda: [quad_clt(*p) for p in zip(a, s, M)], rounds=1, iterations=1)
+    out = benchmark.pedantic(lambda: [quad_clt(*p) for p in zip(a, s, M)], rounds=3, iterations=1)
     assert np.max(np.abs(np.array(out) - uf.tradeoff_clt(a, s, M))) < 1e-12
 
 

@@ -32,8 +32,9 @@ double dpb_gdp_log_delta(double eps, double mu);
  * METHOD  bracket [0, mu (mu/2 - Phi^{-1}(delta))] (delta(eps) <= Phi(u)); safeguarded
  *         Newton on log delta(eps) = log delta (derivative -R(v)/(R(u) - R(v))),
  *         bisection whenever a step leaves the bracket; stops at 2 ulp.
- * ACCURACY  relative <= 1e-12 vs an mpmath root for delta in [1e-300, delta(0)), mu in [0.1, 50],
- *           1e-10 for mu in [0.01, 0.1) (the conditioning of delta(eps), tested).
+ * ACCURACY  relative <= 1e-13 vs an mpmath root for delta in [1e-300, delta(0)), mu in [0.01, 50]
+ *           (tested; measured 7.2e-15).  Near eps = 0 with large mu, delta(eps) is flat
+ *           (delta' = -e^eps Phi(-eps/mu - mu/2)) and eps is only as good as that conditioning allows.
  * EDGES  delta >= delta(0) = erf(mu/(2 sqrt2)) -> 0; delta = 0 -> inf; mu = 0 -> 0;
  *        mu = inf -> inf for delta < 1. */
 double dpb_gdp_epsilon(double delta, double mu);

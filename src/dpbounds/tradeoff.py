@@ -94,7 +94,7 @@ def gaussian_tradeoff(a: ArrayLike, mu: ArrayLike) -> Any:
     float or ndarray
         ``G_mu(a)``.  ``Phi^{-1}(1 - a)`` is computed as ``-Phi^{-1}(a)`` so that
         ``a`` down to 1e-300 and up to ``1 - 1e-16`` lose nothing to cancellation;
-        relative error <= 1e-13 against mpmath (tests/test_tradeoff.py).
+        relative error <= 2e-13 against mpmath where ``G >= 1e-300`` (tests/test_tradeoff.py).
         ``G_0(a) = 1 - a`` exactly.  SPEC A.11.
     """
     a = check_closed_unit("a", a)
@@ -250,8 +250,10 @@ def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: b
     -------
     float or ndarray
         Absolute error <= 1e-14 against an mpmath oracle over a in [1e-300, 1 - 1e-15],
-        sigma in [0.3, 50], M in [3, 1e15] (composite 20-point Gauss-Legendre refined
-        around the integrand's switch point, ~10 microseconds per point).
+        sigma in [0.3, 50], M in [3, 1e15] (measured <= 3.3e-16; also checked for sigma
+        down to 0.03 and up to 1e4).  Composite 20-point Gauss-Legendre on panels cut where
+        the Phi argument crosses fixed levels (around the integrand's switch point and
+        through its doubly exponential tail), ~2.5 microseconds per point.
 
     Notes
     -----
@@ -379,8 +381,9 @@ def gdp_delta(eps: ArrayLike, mu: ArrayLike) -> Any:
 def gdp_epsilon(delta: ArrayLike, mu: ArrayLike) -> Any:
     """Smallest ``eps >= 0`` with ``gdp_delta(eps, mu) <= delta`` (inverse of :func:`gdp_delta`).
 
-    Safeguarded Newton on ``log delta(eps)`` in C (~1.5 microseconds per point);
-    relative error <= 1e-12 against an mpmath root.  ``delta >= delta(0) = erf(mu/(2 sqrt2))``
+    Safeguarded Halley iteration on ``log delta(eps)`` in C (~0.4 microseconds per point);
+    relative error <= 1e-13 against an mpmath root for delta in [1e-300, delta(0)) and
+    mu in [0.01, 50] (measured 7e-15).  ``delta >= delta(0) = erf(mu/(2 sqrt2))``
     gives 0, ``delta = 0`` gives inf.
     """
     delta = check_closed_unit("delta", delta)
