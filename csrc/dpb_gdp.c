@@ -10,15 +10,14 @@ double dpb_normal_mills(double x)
     int k;
     if (isnan(x)) return x;
     if (x == -DPB_INF) return 0.0;
-    if (x >= -5.0) {
+    if (x >= -37.0) {
         if (x > 38.0) return DPB_INF;
         if (fabs(x) < 1e-100) return dpb_ndtr(x) * DPB_SQRT2PI;   /* n(x) = n(0); avoids x*x underflow */
         return dpb_ndtr(x) / dpb_normal_pdf(x);
     }
     t = -x;
     r = t;
-    /* levels for <= 3e-19 relative truncation error (checked with mpmath) */
-    k = t >= 20.0 ? 8 : t >= 10.0 ? 14 : t >= 7.0 ? 18 : 28;
+    k = 8;      /* t >= 37: truncation error < 1e-20 */
     for (; k >= 1; k--) r = t + k / r;
     return 1.0 / r;
 }
@@ -89,6 +88,13 @@ static double gdp_eval(double eps, double mu, double *d1, double *d2)
     return log_pdf(u) + log(dr);
 }
 
+/* asymptotic lower-tail Mills ratio, x <= -2.5 (start values only) */
+static double mills_series(double x)
+{
+    double it = -1.0 / x, y = it * it;
+    return (1.0 - y * (1.0 - y * (3.0 - y * (15.0 - 105.0 * y)))) * it;
+}
+
 double dpb_gdp_epsilon(double delta, double mu)
 {
     double lo, hi, eps, ld, d0;
@@ -102,16 +108,23 @@ double dpb_gdp_epsilon(double delta, double mu)
     ld = log(delta);
     lo = 0.0;
     hi = DPB_INF;
-    /* start: in the tail R(u) - R(u - mu) ~ mu/(|u| |u - mu|), so
-     * u^2 = 2 (L - ln|u| - ln(|u| + mu)),  L = ln(mu/(sqrt(2 pi) delta));  three cheap
-     * fixed-point sweeps (logs only) from u = -sqrt(2L) */
+    /* start: log delta = -u^2/2 - log sqrt(2pi) + log(R(u) - R(u - mu)); with the
+     * asymptotic series R(x) ~ (1/t)(1 - 1/t^2 + 3/t^4 - 15/t^6 + 105/t^8), t = -x,
+     * a few fixed-point sweeps u <- -sqrt(2 (L0 + log(R(u) - R(u - mu)))) (logs only)
+     * land within ~1e-7 for |u| >= 6, so one Halley step usually suffices. */
     {
-        double L = log(mu) - DPB_LOG_SQRT2PI - ld, u = -sqrt(2.0 * (L > 0.5 ? L : 0.5)), q;
+        double L0 = -ld - DPB_LOG_SQRT2PI, u, q;
         int k;
-        for (k = 0; k < 3; k++) {
-            q = 2.0 * (L - log(-u) - log(mu - u));
-            if (!(q > 0.25)) break;
-            u = -sqrt(q);
+        q = 2.0 * (L0 + log(mu));
+        u = -sqrt(q > 1.0 ? q : 1.0);
+        for (k = 0; k < 6 && u < -2.5; k++) {
+            double r = mills_series(u) - mills_series(u - mu), un;
+            if (!(r > 0.0)) break;
+            q = 2.0 * (L0 + log(r));
+            if (!(q > 6.25)) break;
+            un = -sqrt(q);
+            if (fabs(un - u) <= 1e-7 * fabs(u)) { u = un; break; }
+            u = un;
         }
         eps = mu * (0.5 * mu - u);
     }
