@@ -216,36 +216,42 @@ static const double tq_levels_pdf[] = { 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.0, -1.
 /* Sorted panel edges in [lo, hi]: the points where g(z) crosses the levels,
  * merged with a uniform grid of step TQ_STEP (which bounds the panel width for
  * the n(z) factor).  Returns the number of edges (>= 2). */
-static int tq_edges_levels(const tq_ctx *q, const double *lev, int nlev, double lo, double hi, double *e)
+static int tq_edges_levels(const tq_ctx *q, const double *lev, int nlev, double lo, double hi, double *e,
+                           double *ev)
 {
-    double ref[32];
+    double ref[32], rl[32];
     int nref = 0, n = 0, j = 0, k;
     double g;
     double step = fmin(TQ_STEP, TQ_STEP_SIGMA * q->sigma);
     for (k = 0; k < nlev; k++) {
         double t = q->xs - lev[k] + q->invD;     /* e^{t(z)} = D (xs - level + 1/D) */
-        if (t > 0.0) ref[nref++] = q->sigma * (q->lnD + log(t)) - 0.5 * q->inv_sigma;
+        if (t > 0.0) {
+            rl[nref] = lev[k];
+            ref[nref++] = q->sigma * (q->lnD + log(t)) - 0.5 * q->inv_sigma;
+        }
     }
+    ev[n] = DPB_NAN;
     e[n++] = lo;
     g = step * ceil(lo / step);
     if (g == lo) g += step;
     for (;;) {
-        double next;
+        double next, nv = DPB_NAN;
         while (j < nref && !(ref[j] > e[n - 1])) j++;
-        if (j < nref && ref[j] < g) next = ref[j++];
+        if (j < nref && ref[j] < g) nv = rl[j], next = ref[j++];
         else next = g, g += step;
         if (!(next < hi)) break;
-        if (next - e[n - 1] > 1e-12 * (1.0 + fabs(next))) e[n++] = next;
+        if (next - e[n - 1] > 1e-12 * (1.0 + fabs(next))) ev[n] = nv, e[n++] = next;
         if (n >= TQ_MAXEDGES - 1) break;
     }
     if (hi - e[n - 1] <= 1e-12 * (1.0 + fabs(hi)) && n > 1) n--;
+    ev[n] = DPB_NAN;
     e[n++] = hi;
     return n;
 }
 
 static double tq_integrate(const tq_ctx *q, double zc, double wz, double hi)
 {
-    double e[TQ_MAXEDGES], g[TQ_MAXEDGES];
+    double e[TQ_MAXEDGES], g[TQ_MAXEDGES], ev[TQ_MAXEDGES];
     double lo = TQ_ZLO, sum = 0.0;
     int n, j, first;
     if (hi > TQ_ZHI) hi = TQ_ZHI;
@@ -254,14 +260,15 @@ static double tq_integrate(const tq_ctx *q, double zc, double wz, double hi)
     if (!isfinite(zc)) zc = 0.0;
 #ifdef TQ_SPEC_EDGES
     n = tq_edges(zc, wz, lo, hi, e);
+    for (j = 0; j < n; j++) ev[j] = DPB_NAN;
 #else
     (void)zc; (void)wz;
     if (q->mode == TQ_SLOPE)
-        n = tq_edges_levels(q, tq_levels_pdf, (int)(sizeof tq_levels_pdf / sizeof(double)), lo, hi, e);
+        n = tq_edges_levels(q, tq_levels_pdf, (int)(sizeof tq_levels_pdf / sizeof(double)), lo, hi, e, ev);
     else if (q->mode == TQ_EDGEWORTH)
-        n = tq_edges_levels(q, q->ulev, q->nulev, lo, hi, e);
+        n = tq_edges_levels(q, q->ulev, q->nulev, lo, hi, e, ev);
     else
-        n = tq_edges_levels(q, tq_levels_cdf, (int)(sizeof tq_levels_cdf / sizeof(double)), lo, hi, e);
+        n = tq_edges_levels(q, tq_levels_cdf, (int)(sizeof tq_levels_cdf / sizeof(double)), lo, hi, e, ev);
 #endif
     if (q->mode == TQ_SLOPE) {
         for (j = 0; j < n; j++) {
@@ -274,7 +281,8 @@ static double tq_integrate(const tq_ctx *q, double zc, double wz, double hi)
         }
         return sum;
     }
-    for (j = 0; j < n; j++) g[j] = tq_arg(q, e[j]);
+    for (j = 0; j < n; j++)   /* at a level crossing of the CLT integrand g is the level */
+        g[j] = (q->mode == TQ_CLT && !isnan(ev[j])) ? ev[j] : tq_arg(q, e[j]);
     /* panels where Phi(arg) == 1 to 1e-17: closed-form normal mass */
     first = 0;
     while (first + 1 < n && g[first + 1] > TQ_ARG_ONE) first++;
