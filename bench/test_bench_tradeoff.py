@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.integrate import IntegrationWarning, quad
 from scipy.optimize import brentq
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
 
 from dpbounds import _tradeoff as uf
 
@@ -31,18 +31,23 @@ def _clt_points(n, seed=0):
     return a, sigma, M
 
 
-def quad_clt(a, sigma, M):
-    """A careful per-point baseline: the same integrand (erfc-based Phi, expm1), finite
-    range [-12, 12] and a break point at the switch point z_c, QUADPACK qagp."""
+def quad_clt(a, sigma, M, phi=None):
+    """A careful per-point baseline: the same integrand (math.erfc-based Phi, expm1), finite
+    range [-12, 12] and a break point at the switch point z_c, QUADPACK qagp.  ``phi``
+    swaps in another Phi (e.g. scipy.special.ndtr, the usual choice)."""
     x = -float(ndtri(a))
     s = math.sqrt(M / (M - 1))
     D = math.sqrt((M - 1) * math.expm1(1 / sigma**2))
     c = 0.5 / sigma**2
     xs = x * s
 
-    def f(z):
-        arg = xs - math.expm1(z / sigma + c) / D
-        return 0.5 * math.erfc(-arg * SQRT1_2) * math.exp(-0.5 * z * z) * INV_SQRT2PI
+    if phi is None:
+        def f(z):
+            arg = xs - math.expm1(z / sigma + c) / D
+            return 0.5 * math.erfc(-arg * SQRT1_2) * math.exp(-0.5 * z * z) * INV_SQRT2PI
+    else:
+        def f(z):
+            return phi(xs - math.expm1(z / sigma + c) / D) * math.exp(-0.5 * z * z) * INV_SQRT2PI
 
     t = 1 + xs * D
     zc = sigma * math.log(t) - 0.5 / sigma if t > 0 else sigma * math.log(D) - 0.5 / sigma
@@ -75,6 +80,14 @@ def test_bench_tradeoff_clt_scipy_quad_loop(benchmark, clt_points):
     assert np.max(np.abs(np.array(out) - uf.tradeoff_clt(a, s, M))) < 1e-12
 
 
+@pytest.mark.benchmark(group="tradeoff_clt")
+def test_bench_tradeoff_clt_scipy_quad_loop_ndtr(benchmark, clt_points):
+    """Same loop with scipy.special.ndtr as Phi (what most code would write)."""
+    a, s, M = (v[:N_LOOP] for v in clt_points)
+    out = benchmark.pedantic(lambda: [quad_clt(*p, phi=ndtr) for p in zip(a, s, M)], rounds=3, iterations=1)
+    assert np.max(np.abs(np.array(out) - uf.tradeoff_clt(a, s, M))) < 1e-12
+
+
 # ---------------------------------------------------------------- gdp_epsilon
 
 
@@ -90,12 +103,16 @@ def _delta_py(eps, mu):
     return 0.5 * math.erfc(-u * SQRT1_2) - math.exp(eps) * 0.5 * math.erfc((eps / mu + mu / 2) * SQRT1_2)
 
 
-def brentq_eps(delta, mu):
+def _delta_ndtr(eps, mu):
+    return float(ndtr(-eps / mu + mu / 2) - math.exp(eps) * ndtr(-eps / mu - mu / 2))
+
+
+def brentq_eps(delta, mu, fdelta=_delta_py):
     """Per-point baseline: brentq on the textbook delta(eps) (fine for delta >= 1e-12)."""
     hi = 1.0
-    while _delta_py(hi, mu) > delta:
+    while fdelta(hi, mu) > delta:
         hi *= 2
-    return brentq(lambda e: _delta_py(e, mu) - delta, 0.0, hi, xtol=1e-14, rtol=1e-15)
+    return brentq(lambda e: fdelta(e, mu) - delta, 0.0, hi, xtol=1e-14, rtol=1e-15)
 
 
 @pytest.fixture(scope="module")
@@ -115,4 +132,12 @@ def test_bench_gdp_epsilon_dpbounds(benchmark, gdp_points):
 def test_bench_gdp_epsilon_brentq_loop(benchmark, gdp_points):
     d, mu = (v[:N_LOOP] for v in gdp_points)
     out = benchmark.pedantic(lambda: [brentq_eps(*p) for p in zip(d, mu)], rounds=3, iterations=1)
+    np.testing.assert_allclose(out, uf.gdp_epsilon(d, mu), rtol=1e-8)
+
+
+@pytest.mark.benchmark(group="gdp_epsilon")
+def test_bench_gdp_epsilon_brentq_loop_ndtr(benchmark, gdp_points):
+    """Same loop with scipy.special.ndtr in delta(eps)."""
+    d, mu = (v[:N_LOOP] for v in gdp_points)
+    out = benchmark.pedantic(lambda: [brentq_eps(*p, fdelta=_delta_ndtr) for p in zip(d, mu)], rounds=3, iterations=1)
     np.testing.assert_allclose(out, uf.gdp_epsilon(d, mu), rtol=1e-8)
