@@ -88,11 +88,12 @@ static double gdp_eval(double eps, double mu, double *d1, double *d2)
     return log_pdf(u) + log(dr);
 }
 
-/* asymptotic lower-tail Mills ratio, x <= -2.5 (start values only) */
-static double mills_series(double x)
+/* asymptotic lower-tail Mills ratio S(x) and S'(x), x <= -2.5 (start values only) */
+static void mills_series(double x, double *S, double *dS)
 {
     double it = -1.0 / x, y = it * it;
-    return (1.0 - y * (1.0 - y * (3.0 - y * (15.0 - 105.0 * y)))) * it;
+    *S = (1.0 - y * (1.0 - y * (3.0 - y * (15.0 - 105.0 * y)))) * it;
+    *dS = y * (1.0 - y * (3.0 - y * (15.0 - y * (105.0 - 945.0 * y))));
 }
 
 double dpb_gdp_epsilon(double delta, double mu)
@@ -109,21 +110,26 @@ double dpb_gdp_epsilon(double delta, double mu)
     lo = 0.0;
     hi = DPB_INF;
     /* start: log delta = -u^2/2 - log sqrt(2pi) + log(R(u) - R(u - mu)); with the
-     * asymptotic series R(x) ~ (1/t)(1 - 1/t^2 + 3/t^4 - 15/t^6 + 105/t^8), t = -x,
-     * a few fixed-point sweeps u <- -sqrt(2 (L0 + log(R(u) - R(u - mu)))) (logs only)
-     * land within ~1e-7 for |u| >= 6, so one Halley step usually suffices. */
+     * asymptotic series R(x) ~ S(x) = (1/t)(1 - 1/t^2 + 3/t^4 - 15/t^6 + 105/t^8), t = -x,
+     * Newton on G(u) = u^2/2 - L0 - log(S(u) - S(u - mu)) (logs and divisions only)
+     * lands within ~1e-7 for |u| >= 6, so one Halley step on the true F usually suffices. */
     {
         double L0 = -ld - DPB_LOG_SQRT2PI, u, q;
         int k;
         q = 2.0 * (L0 + log(mu));
         u = -sqrt(q > 1.0 ? q : 1.0);
-        for (k = 0; k < 6 && u < -2.5; k++) {
-            double r = mills_series(u) - mills_series(u - mu), un;
+        for (k = 0; k < 5 && u < -2.5; k++) {
+            double su, sv, du, dv, r, G, Gp, un;
+            mills_series(u, &su, &du);
+            mills_series(u - mu, &sv, &dv);
+            r = su - sv;
             if (!(r > 0.0)) break;
-            q = 2.0 * (L0 + log(r));
-            if (!(q > 6.25)) break;
-            un = -sqrt(q);
-            if (fabs(un - u) <= 1e-7 * fabs(u)) { u = un; break; }
+            G = 0.5 * u * u - L0 - log(r);
+            Gp = u - (du - dv) / r;
+            if (!(Gp < 0.0)) break;
+            un = u - G / Gp;
+            if (!(un < -2.5)) break;
+            if (fabs(un - u) <= 1e-9 * fabs(u)) { u = un; break; }
             u = un;
         }
         eps = mu * (0.5 * mu - u);
