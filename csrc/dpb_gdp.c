@@ -118,6 +118,10 @@ double dpb_gdp_epsilon(double delta, double mu)
         int k;
         q = 2.0 * (L0 + log(mu));
         u = -sqrt(q > 1.0 ? q : 1.0);
+        if (u < -2.5) {          /* R(u) - R(u - mu) ~ mu/(|u| (|u| + mu)) */
+            double q2 = q - 2.0 * log(-u * (mu - u));
+            if (q2 > 6.25) u = -sqrt(q2);
+        }
         for (k = 0; k < 5 && u < -2.5; k++) {
             double su, sv, du, dv, r, G, Gp, un;
             mills_series(u, &su, &du);
