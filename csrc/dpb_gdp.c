@@ -148,11 +148,10 @@ double dpb_gdp_epsilon(double delta, double mu)
         if (!(den > 0.0) || !(step * newton > 0.0) || !(fabs(step) <= 2.0 * fabs(newton)))
             step = newton;                               /* far from the root: Newton */
         en = eps - step;
-        if (!(en > lo && en < hi)) {
+        if (fabs(newton) <= 1e-6 * eps)   /* within 1e-6: after the step the error is ~1e-18 */
+            return (en > lo && en < hi) ? en : eps;   /* (a step below 1/2 ulp leaves eps) */
+        if (!(en > lo && en < hi))
             en = isinf(hi) ? 2.0 * eps + 1.0 : 0.5 * (lo + hi);
-        } else if (fabs(newton) <= 1e-6 * en) {
-            return en;          /* the residual says we were within 1e-6: error now ~1e-18 */
-        }
         if (isfinite(hi) && hi - lo <= 4e-16 * hi) return en;
         eps = en;
     }
