@@ -1,0 +1,218 @@
+/* dpb_gdp.c -- see dpb_gdp.h for the contract of each function. */
+#include "dpb_config.h"
+#include "dpb_normal.h"
+#include "dpb_lognormal.h"
+#include "dpb_gdp.h"
+
+double dpb_normal_mills(double x)
+{
+    double t, r;
+    int k;
+    if (isnan(x)) return x;
+    if (x == -DPB_INF) return 0.0;
+    if (x >= -37.0) {
+        if (x > 38.0) return DPB_INF;
+        if (fabs(x) < 1e-100) return dpb_ndtr(x) * DPB_SQRT2PI;   /* n(x) = n(0); avoids x*x underflow */
+        return dpb_ndtr(x) / dpb_normal_pdf(x);
+    }
+    t = -x;
+    r = t;
+    k = 8;      /* t >= 37: truncation error < 1e-20 */
+    for (; k >= 1; k--) r = t + k / r;
+    return 1.0 / r;
+}
+
+/* -u^2/2 - log sqrt(2 pi), with u^2 split exactly */
+static double log_pdf(double u)
+{
+    double h, l;
+    if (fabs(u) < 1e-100) return -DPB_LOG_SQRT2PI;          /* u*u would underflow */
+    dpb_two_prod(u, u, &h, &l);
+    return -0.5 * h - (0.5 * l + DPB_LOG_SQRT2PI);
+}
+
+double dpb_gdp_log_delta(double eps, double mu)
+{
+    double u, v, ru, rv;
+    if (isnan(eps) || isnan(mu) || mu < 0.0) return DPB_NAN;
+    if (eps == DPB_INF) return -DPB_INF;
+    if (eps == -DPB_INF) return 0.0;
+    if (mu == 0.0) return eps >= 0.0 ? -DPB_INF : log(-expm1(eps));
+    if (isinf(mu)) return 0.0;
+    if (mu < 1.0 && fabs(eps) > mu * 1e300)                             /* eps/mu overflows: |u| = inf */
+        return eps > 0.0 ? -DPB_INF : log(-expm1(eps));
+    u = 0.5 * mu - eps / mu;
+    v = u - mu;
+    if (u > 1.0) {
+        double lv = dpb_log_ndtr(v) + eps;
+        double pu = dpb_ndtr(u);
+        if (lv < -745.0) return log(pu);
+        return log(pu - exp(lv));
+    }
+    ru = dpb_normal_mills(u);
+    rv = dpb_normal_mills(v);
+    if (!(ru > rv)) return -DPB_INF;
+    return log_pdf(u) + log(ru - rv);
+}
+
+double dpb_gdp_delta(double eps, double mu)
+{
+    double l = dpb_gdp_log_delta(eps, mu);
+    if (isnan(l)) return l;
+    if (l < -745.2) return 0.0;
+    return exp(l);
+}
+
+/* F = log delta(eps) and its first two derivatives in eps (mu finite > 0). */
+static double gdp_eval(double eps, double mu, double *d1, double *d2)
+{
+    double u = 0.5 * mu - eps / mu, v = u - mu, ru, rv, dr, p1, p2, g1, g2;
+    if (u > 1.0) {
+        double lv = dpb_log_ndtr(v) + eps;
+        double pu = dpb_ndtr(u), ev = (lv < -745.0) ? 0.0 : exp(lv);
+        double d = pu - ev, f1 = -ev / d;
+        *d1 = f1;
+        *d2 = (-ev + dpb_normal_pdf(u) / mu) / d - f1 * f1;
+        return log(d);
+    }
+    ru = dpb_normal_mills(u);
+    rv = dpb_normal_mills(v);
+    dr = ru - rv;
+    /* R' = 1 + x R, R'' = R + x R' (only the Newton/Halley direction depends on these) */
+    p1 = (1.0 + u * ru) - (1.0 + v * rv);
+    p2 = (ru + u * (1.0 + u * ru)) - (rv + v * (1.0 + v * rv));
+    g1 = -u + p1 / dr;
+    g2 = -1.0 + p2 / dr - (p1 / dr) * (p1 / dr);
+    *d1 = -g1 / mu;
+    *d2 = g2 / (mu * mu);
+    return log_pdf(u) + log(dr);
+}
+
+/* asymptotic lower-tail Mills ratio S(x) and S'(x), x <= -2.5 (start values only) */
+static void mills_series(double x, double *S, double *dS)
+{
+    double it = -1.0 / x, y = it * it;
+    *S = (1.0 - y * (1.0 - y * (3.0 - y * (15.0 - 105.0 * y)))) * it;
+    *dS = y * (1.0 - y * (3.0 - y * (15.0 - y * (105.0 - 945.0 * y))));
+}
+
+double dpb_gdp_epsilon(double delta, double mu)
+{
+    double lo, hi, eps, ld, d0;
+    int it;
+    if (isnan(delta) || isnan(mu) || mu < 0.0 || delta < 0.0 || delta > 1.0) return DPB_NAN;
+    if (mu == 0.0) return 0.0;
+    if (delta == 0.0) return DPB_INF;
+    if (isinf(mu)) return delta >= 1.0 ? 0.0 : DPB_INF;
+    d0 = erf(0.5 * mu * DPB_SQRT1_2);
+    if (delta >= d0) return 0.0;
+    ld = log(delta);
+    lo = 0.0;
+    hi = DPB_INF;
+    /* start: log delta = -u^2/2 - log sqrt(2pi) + log(R(u) - R(u - mu)); with the
+     * asymptotic series R(x) ~ S(x) = (1/t)(1 - 1/t^2 + 3/t^4 - 15/t^6 + 105/t^8), t = -x,
+     * Newton on G(u) = u^2/2 - L0 - log(S(u) - S(u - mu)) (logs and divisions only)
+     * lands within ~1e-7 for |u| >= 6, so one Halley step on the true F usually suffices. */
+    {
+        double L0 = -ld - DPB_LOG_SQRT2PI, u, q;
+        int k;
+        q = 2.0 * (L0 + log(mu));
+        u = -sqrt(q > 1.0 ? q : 1.0);
+        if (u < -2.5) {          /* R(u) - R(u - mu) ~ mu/(|u| (|u| + mu)) */
+            double q2 = q - 2.0 * log(-u * (mu - u));
+            if (q2 > 6.25) u = -sqrt(q2);
+        }
+        for (k = 0; k < 5 && u < -2.5; k++) {
+            double su, sv, du, dv, r, G, Gp, un;
+            mills_series(u, &su, &du);
+            mills_series(u - mu, &sv, &dv);
+            r = su - sv;
+            if (!(r > 0.0)) break;
+            G = 0.5 * u * u - L0 - log(r);
+            Gp = u - (du - dv) / r;
+            if (!(Gp < 0.0)) break;
+            un = u - G / Gp;
+            if (!(un < -2.5)) break;
+            if (fabs(un - u) <= 1e-9 * fabs(u)) { u = un; break; }
+            u = un;
+        }
+        eps = mu * (0.5 * mu - u);
+    }
+    for (it = 0; it < 100; it++) {
+        double f1, f2, h = gdp_eval(eps, mu, &f1, &f2) - ld, en, step, den, newton;
+        if (h == 0.0) return eps;
+        if (h > 0.0) lo = eps; else hi = eps;
+        newton = h / f1;
+        den = 2.0 * f1 * f1 - h * f2;
+        step = 2.0 * h * f1 / den;                       /* Halley */
+        if (!(den > 0.0) || !(step * newton > 0.0) || !(fabs(step) <= 2.0 * fabs(newton)))
+            step = newton;                               /* far from the root: Newton */
+        en = eps - step;
+        if (fabs(newton) <= 1e-6 * eps)   /* within 1e-6: after the step the error is ~1e-18 */
+            return (en > lo && en < hi) ? en : eps;   /* (a step below 1/2 ulp leaves eps) */
+        if (!(en > lo && en < hi))
+            en = isinf(hi) ? 2.0 * eps + 1.0 : 0.5 * (lo + hi);
+        if (isfinite(hi) && hi - lo <= 4e-16 * hi) return en;
+        eps = en;
+    }
+    return eps;
+}
+
+double dpb_gdp_mu_random_allocation(double sigma, double rounds, double epochs)
+{
+    double e;
+    if (isnan(sigma) || isnan(rounds) || isnan(epochs)) return DPB_NAN;
+    if (!(sigma > 0.0) || !(rounds > 1.0) || epochs < 0.0) return DPB_NAN;
+    if (isinf(rounds)) return isinf(epochs) ? DPB_NAN : 0.0;
+    e = dpb_lognormal_variance(sigma);
+    if (isinf(e)) return epochs == 0.0 ? 0.0 : DPB_INF;
+    return sqrt(epochs * e / (rounds - 1.0));
+}
+
+double dpb_gdp_mu_poisson(double sigma, double sample_rate, double steps)
+{
+    double e;
+    if (isnan(sigma) || isnan(sample_rate) || isnan(steps)) return DPB_NAN;
+    if (!(sigma > 0.0) || sample_rate < 0.0 || sample_rate > 1.0 || steps < 0.0) return DPB_NAN;
+    if (sample_rate == 0.0 || steps == 0.0) return 0.0;
+    e = dpb_lognormal_variance(sigma);
+    if (isinf(e) || isinf(steps)) return DPB_INF;
+    return sample_rate * sqrt(steps * e);
+}
+
+/* erf(3y) - 3 erf(y); the series (2/sqrtpi) sum_{n>=1} (-1)^n (3^{2n+1} - 3) y^{2n+1}/(n! (2n+1))
+ * for small y, where the O(y) terms cancel exactly. */
+static double erf3_minus_3erf(double y)
+{
+    double y2, p3, py, f, s, term;
+    int n;
+    if (y > 0.25) return erf(3.0 * y) - 3.0 * erf(y);
+    y2 = y * y;
+    p3 = 3.0;   /* 3^{2n+1} */
+    py = y;     /* y^{2n+1} */
+    f = 1.0;    /* (-1)^n / n! */
+    s = 0.0;
+    for (n = 1; n < 60; n++) {
+        p3 *= 9.0;
+        py *= y2;
+        f *= -1.0 / n;
+        term = f * (p3 - 3.0) * py / (2.0 * n + 1.0);
+        s += term;
+        if (fabs(term) < 1e-18 * fabs(s)) break;
+    }
+    return DPB_2_SQRTPI * s;
+}
+
+double dpb_gdp_mu_poisson_drs(double sigma, double sample_rate, double steps)
+{
+    double e, a, b, br;
+    if (isnan(sigma) || isnan(sample_rate) || isnan(steps)) return DPB_NAN;
+    if (!(sigma > 0.0) || sample_rate < 0.0 || sample_rate > 1.0 || steps < 0.0) return DPB_NAN;
+    if (sample_rate == 0.0 || steps == 0.0) return 0.0;
+    e = dpb_lognormal_variance(sigma);
+    if (isinf(e) || isinf(steps)) return DPB_INF;
+    a = 1.5 / sigma;
+    b = 0.5 / sigma;
+    br = e * dpb_ndtr(a) + 0.5 * erf3_minus_3erf(b * DPB_SQRT1_2);
+    return sample_rate * sqrt(2.0 * steps * br);
+}
