@@ -7,6 +7,7 @@ double dpb_normal_pdf(double x)
     double h, l;
     if (isnan(x)) return x;
     if (isinf(x)) return 0.0;
+    if (fabs(x) < 1e-100) return DPB_INV_SQRT2PI;   /* x^2/2 < 1e-200: below an ulp; avoids underflow in the split */
     dpb_two_prod(x, x, &h, &l);
     if (h > 1500.0) return 0.0;          /* avoids the underflow flag */
     /* exp(-(h+l)/2) = exp(-h/2) * (1 - l/2) to first order; |l| <= ulp(h)/2. */

@@ -20,5 +20,5 @@ def test_compose_delta(delta, epochs):
 
 def test_section_52_four_epochs():
     # E = 4 epochs at delta_epoch = 1/400 compose to ~0.01 (section 5.2)
-    assert dpbounds.compose_delta(1 / 400, 4) == pytest.approx(0.0099625624609375, rel=1e-14)
+    assert dpbounds.compose_delta(1 / 400, 4) == pytest.approx(0.0099625624609375, rel=1e-14, abs=0)
     assert dpbounds.compose_delta([0.0, 1.0], 3).tolist() == [0.0, 1.0]

@@ -158,7 +158,7 @@ def test_rounds_required_no_solution_is_inf():
 
 
 def test_min_dataset_size():
-    assert dpbounds.min_dataset_size(1.0, 1140369) == pytest.approx(11403690, rel=1e-15)
-    assert dpbounds.min_dataset_size(0.75, 3101237, clip_norm=2.0, noise_ratio=0.2) == pytest.approx(23259277.5)
+    assert dpbounds.min_dataset_size(1.0, 1140369) == pytest.approx(11403690, rel=1e-15, abs=0)
+    assert dpbounds.min_dataset_size(0.75, 3101237, clip_norm=2.0, noise_ratio=0.2) == pytest.approx(23259277.5, rel=1e-15, abs=0)
     with pytest.raises(ValueError, match="noise_ratio"):
         dpbounds.min_dataset_size(1.0, 100, noise_ratio=0.0)

@@ -82,7 +82,7 @@ def test_delta_bound_nan_where_invalid_never_silent():
     with pytest.raises(ValueError, match="does not apply"):
         dpbounds.delta_bound(0.5, 100, on_invalid="raise")
     out = dpbounds.delta_bound([0.5, 1.0], [100, 1140369])
-    assert np.isnan(out[0]) and out[1] == pytest.approx(0.01, rel=1e-6)
+    assert np.isnan(out[0]) and out[1] == pytest.approx(0.01, rel=1e-6, abs=0)
     with pytest.raises(ValueError, match="1 of 2"):
         dpbounds.delta_bound([0.5, 1.0], [100, 1140369], on_invalid="raise")
     # the raw ufunc agrees with the validated function where valid
@@ -92,7 +92,7 @@ def test_delta_bound_nan_where_invalid_never_silent():
 def test_theorem31_result_object():
     r = dpbounds.theorem31(1.0, 1140369, delta=0.01)
     assert r.valid and bool(r) and r.reason == "" and r.certified_delta == 0.01
-    assert r.delta_min == pytest.approx(sum(r.terms), rel=1e-15)
+    assert r.delta_min == pytest.approx(sum(r.terms), rel=1e-15, abs=0)
     r = dpbounds.theorem31(1.0, 1140369, delta=0.005)
     assert not r.valid and "target delta < delta_min" in r.reason and np.isnan(r.certified_delta)
     r = dpbounds.theorem31(0.5, 100)
