@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+
+from dpbounds.epochs import compose_delta
 from numpy.typing import ArrayLike, NDArray
 
 from dpbounds import _tradeoff as _uf
@@ -139,14 +141,10 @@ def gaussian_compose(mu: ArrayLike, epochs: ArrayLike) -> Any:
 def f0delta_compose(delta: ArrayLike, epochs: ArrayLike) -> Any:
     """``f_{0,delta}^{(x)E} = f_{0, 1 - (1 - delta)^E}``; returns ``1 - (1 - delta)^E``.
 
-    Computed as ``-expm1(E log1p(-delta))`` (no cancellation for tiny delta).
+    The same as :func:`dpbounds.compose_delta` (integer ``epochs`` >= 1), under the
+    name of the trade-off composition it describes.
     """
-    delta = check_closed_unit("delta", delta)
-    epochs = _nonneg("epochs", epochs, allow_inf=False)
-    with np.errstate(divide="ignore"):
-        res = -np.expm1(epochs * np.log1p(-delta))
-    res = np.where(delta == 1.0, np.where(epochs > 0, 1.0, 0.0), res)
-    return _out(res)
+    return compose_delta(delta, epochs)
 
 
 def multi_epoch_tradeoff(a: ArrayLike, delta: ArrayLike, epochs: ArrayLike) -> Any:
