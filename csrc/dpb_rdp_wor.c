@@ -121,6 +121,23 @@ static void pv_logd_range(long lmin, long lmax, const double *logs, const double
  * (h = 0.2; the integrand is a signed sum of shifted Gaussians, so the rule converges like
  * exp(-2 pi^2/h^2)), on [-sqrt(l) - 16, l/sigma + sqrt(l) + 1/(2 sigma) + 16], which holds
  * both log-concave bumps with a margin of e^{-128}.  No cancellation at any sigma. */
+/* Certificate that the Pearson-Vajda entry cannot win the min of Theorem 27 at even order l
+ * AND at every larger order: with L = exp(Z/sigma - 1/(2 sigma^2)) and the l-tilted law
+ * log L ~ N(mu, 1/sigma^2), mu = (2l-1)/(2 sigma^2), t = exp(mu - 2/sigma) > 1:
+ *   D^l >= E[(L-1)^l 1{L>=t}] >= (1 - 1/t)^l s_l Phi(2) >= s_l / 2
+ * whenever Phi(2)(1 - 1/t)^l >= 1/2, so 4 D^l >= 2 s_l (the Theorem-9 entry).  For l >= sigma^2
+ * the left side increases with l, and s is log-convex, so the odd-j entries
+ * 4 sqrt(D^{j-1} D^{j+1}) >= 2 s_j follow too.  Orders beyond the certificate are stored as
+ * +inf: this leaves Theorem 27 exactly unchanged and makes large alpha O(alpha). */
+static int pv_gauss_loses(long l, double sigma)
+{
+    double x;
+    if (l < 2 || (double)l < sigma * sigma) return 0;
+    x = (2.0 * (double)l - 1.0) / (2.0 * sigma * sigma) - 2.0 / sigma;
+    if (!(x > 0.0)) return 0;
+    return -0.023012 + (double)l * dpb_log1mexp(-x) >= -DPB_LOG2;   /* log Phi(2) < -0.023012 */
+}
+
 static void pv_logd_gauss_range(long lmin, long lmax, double sigma, double *logd)
 {
     const double h = 0.2;
@@ -131,6 +148,7 @@ static void pv_logd_gauss_range(long lmin, long lmax, double sigma, double *logd
         dpb_lse acc;
         if (l & 1) { logd[l] = DPB_NAN; continue; }
         if (l == 0) { logd[l] = 0.0; continue; }
+        if (pv_gauss_loses(l - 2, sigma)) { logd[l] = DPB_INF; continue; }
         sl = sqrt((double)l);
         zlo = -sl - 16.0;
         zhi = (double)l / sigma + sl + 1.0 / (2.0 * sigma) + 16.0;
