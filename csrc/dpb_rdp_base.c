@@ -32,7 +32,18 @@ double dpb_rdp_laplace(double alpha, double b)
     if (!(alpha >= 1.0) || !(b > 0.0) || b == DPB_INF) return DPB_NAN;
     u = 1.0 / b;
     if (alpha == DPB_INF) return u;
-    if (alpha == 1.0) return u + expm1(-u);
+    if (alpha == 1.0) {
+        if (u < 0.5) {                   /* u + expm1(-u) = sum_{k>=2} (-u)^k/k!, no cancellation */
+            double t = 0.5 * u * u, x = 0.0;
+            int k;
+            for (k = 2; k < 40 && fabs(t) > 1e-18 * fabs(x); k++) {
+                x += t;
+                t *= -u / (double)(k + 1);
+            }
+            return x;
+        }
+        return u + expm1(-u);
+    }
     am1 = alpha - 1.0;
     if (alpha * u < 0.5) {
         /* log1p argument X = sum_{k>=2} u^k/k! a(a-1)[(a-1)^{k-1} + (-a)^{k-1}]/(2a-1) */
