@@ -90,9 +90,9 @@ def wor_gaussian(alpha, sigma, gamma, long bound):
                                   np.asarray(sigma, dtype=np.float64),
                                   np.asarray(gamma, dtype=np.float64))
     shape = a.shape
-    cdef double[::1] av = np.ascontiguousarray(a).ravel()
-    cdef double[::1] sv = np.ascontiguousarray(s).ravel()
-    cdef double[::1] gv = np.ascontiguousarray(g).ravel()
+    cdef double[::1] av = np.array(a, order="C", copy=True).ravel()
+    cdef double[::1] sv = np.array(s, order="C", copy=True).ravel()
+    cdef double[::1] gv = np.array(g, order="C", copy=True).ravel()
     out = np.empty(av.shape[0], dtype=np.float64)
     cdef double[::1] ov = out
     cdef Py_ssize_t i, n = av.shape[0]
@@ -118,7 +118,7 @@ def wor_table(eps_table, double eps_inf, gamma, long bound):
     """
     cdef double[::1] e = np.ascontiguousarray(eps_table, dtype=np.float64)
     g = np.asarray(gamma, dtype=np.float64)
-    cdef double[::1] gv = np.ascontiguousarray(g).ravel()
+    cdef double[::1] gv = np.array(g, order="C", copy=True).ravel()
     cdef Py_ssize_t m = e.shape[0], ng = gv.shape[0], i, j
     out = np.full((ng, m), np.nan)
     cdef double[:, ::1] ov = out
