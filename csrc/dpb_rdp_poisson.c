@@ -147,8 +147,24 @@ double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
         double t1 = lc + j * lq + di * l1q + (j * j - j) / (2.0 * s2) + dpb_log_ndtr((j - z0) / sigma);
         double t = dpb_logaddexp(t0, t1);
         dpb_lse_add(&acc, t);
-        /* polynomial tail ~ t * i / (2 (a + 1)): stop when negligible and decreasing */
-        if (t < prev && t + log(di / (2.0 * (a + 1.0))) < dpb_lse_value(&acc) - 40.0) break;
+        if (t < prev) {
+            double tot = dpb_lse_value(&acc);
+            /* rapid decay: the remaining terms are negligible */
+            if (t + log(di) < tot - 40.0) break;
+            /* asymptotic regime i >> z0 + sigma: t_i ~ K i^{-p} (p -> a + 2, Mills ratio); sum the
+             * tail over i, i+2, ... by the integral  t_i i / (2 (p - 1)) + t_i / 2  once it is below
+             * 1e-8 of the total (so its own O(1/i) error is below 1e-12 relative) */
+            if (di > z0 + 10.0 * sigma && it > 8) {
+                double pexp = (prev - t) / log(di / (di - 2.0));
+                if (pexp > 1.5) {
+                    double ltail = t + log(di / (2.0 * (pexp - 1.0)) + 0.5);
+                    if (ltail < tot - 18.42) {          /* e^-18.42 = 1e-8 */
+                        dpb_lse_add(&acc, ltail);
+                        break;
+                    }
+                }
+            }
+        }
         prev = t;
     }
     return dpb_lse_value(&acc);

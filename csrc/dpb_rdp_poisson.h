@@ -16,6 +16,8 @@
  *   DPB_POISSON_COMPAT  the MTZ series with |C(a,i)| as TF-Privacy / dp-accounting / Opacus evaluate
  *                       it (SPEC B.6 finding): exact + 2 * sum of the negative-coefficient terms.
  *                       Conservative (over-estimates), e.g. +4% at a = 1.5, sigma = 1, q = 0.01.
+ *                       The polynomially decaying tail (terms ~ i^-(a+2)) is summed in closed form
+ *                       (integral of the fitted power law) once below 1e-8 of the total.
  * ACCURACY  integer a: relative error <= 1e-13 vs mpmath; real a (exact): <= 1e-11 vs mpmath
  *           quadrature (tests/test_rdp_kernels.py), q in [1e-9, 1), sigma in [0.3, 100], a <= 1e3.
  * EDGES     NaN in -> NaN out; q outside [0, 1], sigma <= 0, a < 1 -> NaN; q = 0 -> 0;
