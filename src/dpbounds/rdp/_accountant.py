@@ -72,7 +72,7 @@ class RDPAccountant:
         if not (2.0 <= mo <= 1e6):
             raise ValueError(f"max_order must be in [2, 1e6], got {max_order!r}")
         self.max_order = mo
-        self._terms: dict[object, list[object]] = {}
+        self._terms: dict[object, tuple[Mechanism, float]] = {}
 
     # ---------------------------------------------------------------- composition
     def compose(self, mechanism: Mechanism, count: float = 1) -> "RDPAccountant":
@@ -83,20 +83,17 @@ class RDPAccountant:
         if not (math.isfinite(c) and c >= 0):
             raise ValueError(f"count must be finite and >= 0, got {count!r}")
         entry = self._terms.get(mechanism.key)
-        if entry is None:
-            self._terms[mechanism.key] = [mechanism, c]
-        else:
-            entry[1] = float(entry[1]) + c  # type: ignore[arg-type]
+        self._terms[mechanism.key] = (mechanism, c) if entry is None else (entry[0], entry[1] + c)
         return self
 
     @property
     def mechanisms(self) -> list[tuple[Mechanism, float]]:
         """The symbolic composition: a list of (mechanism, count)."""
-        return [(m, float(c)) for m, c in self._terms.values()]  # type: ignore[misc]
+        return list(self._terms.values())
 
     def copy(self) -> "RDPAccountant":
         new = RDPAccountant(orders=self.orders, conversion=self.conversion, max_order=self.max_order)
-        new._terms = {k: [m, c] for k, (m, c) in self._terms.items()}
+        new._terms = dict(self._terms)
         return new
 
     def rdp(self, alpha: float | NDArray[np.float64]) -> float | NDArray[np.float64]:
@@ -104,16 +101,17 @@ class RDPAccountant:
         a = V.as_float_array("alpha", alpha)
         with np.errstate(invalid="ignore"):
             V.check("alpha", a, a >= 1, ">= 1")
-        return V.scalar_or_array(self._rdp(a))
+        out: float | NDArray[np.float64] = V.scalar_or_array(self._rdp(a))
+        return out
 
     def _rdp(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
         tot = np.zeros(a.shape)
         for m, c in self._terms.values():
             if c == 0:
                 continue
-            v = np.asarray(m.rdp(a), dtype=np.float64)  # type: ignore[attr-defined]
+            v = np.asarray(m.rdp(a), dtype=np.float64)
             with np.errstate(invalid="ignore"):
-                tot = tot + float(c) * v  # type: ignore[arg-type]
+                tot = tot + c * v
         return tot
 
     # ---------------------------------------------------------------- conversion
