@@ -10,10 +10,9 @@ double dpb_rdp_gaussian(double alpha, double sigma)
     if (!(alpha >= 1.0) || !(sigma > 0.0) || sigma == DPB_INF) return DPB_NAN;
     if (alpha == DPB_INF) return DPB_INF;
     {
-        double s2 = sigma * sigma;
         double r;
-        if (s2 == 0.0) return DPB_INF;            /* subnormal sigma */
-        r = 0.5 / s2;
+        if (sigma < 1e-154) return DPB_INF;       /* 1/(2 sigma^2) > 5e307: no overflow flag */
+        r = 0.5 / sigma / sigma;                  /* no overflow for huge sigma */
         if (r > 1.0 && alpha > 1.7976931348623157e308 / r) return DPB_INF;
         return alpha * r;
     }
@@ -45,7 +44,7 @@ double dpb_rdp_laplace(double alpha, double b)
         return u + expm1(-u);
     }
     am1 = alpha - 1.0;
-    if (alpha * u < 0.5) {
+    if (u < 1.0 ? alpha * u < 0.5 : alpha < 0.5 / u) {
         /* log1p argument X = sum_{k>=2} u^k/k! a(a-1)[(a-1)^{k-1} + (-a)^{k-1}]/(2a-1) */
         double x = 0.0, A = 1.0, B = -1.0, fk = 1.0, t;
         int k;
@@ -62,7 +61,7 @@ double dpb_rdp_laplace(double alpha, double b)
     }
     {
         double w = am1 / (2.0 * alpha - 1.0);
-        double e = expm1(-(2.0 * alpha - 1.0) * u);
+        double e = (u > 1e300 / (2.0 * alpha)) ? -1.0 : expm1(-(2.0 * alpha - 1.0) * u);
         return u + log1p(w * e) / am1;
     }
 }

@@ -29,8 +29,13 @@ double dpb_rdp_logdelta_objective(double a, double rdp, double eps, int conv)
     if (rdp == DPB_INF) return 0.0;
     if (a == 1.0) r = DPB_INF;
     else if (eps == DPB_INF) r = -DPB_INF;
-    else if (conv == DPB_CONV_CLASSIC) r = (a - 1.0) * (rdp - eps);
-    else r = (a - 1.0) * (rdp - eps + log1p(-1.0 / a)) - log(a);
+    else {
+        double t = rdp - eps + (conv == DPB_CONV_CLASSIC ? 0.0 : log1p(-1.0 / a));
+        /* (a-1) t without overflow */
+        if (a - 1.0 > 1.0 && fabs(t) > 1.7976931348623157e308 / (a - 1.0)) r = (t > 0.0) ? DPB_INF : -DPB_INF;
+        else r = (a - 1.0) * t;
+        if (conv == DPB_CONV_IMPROVED) r -= log(a);
+    }
     if (conv == DPB_CONV_IMPROVED) {
         double tv = (rdp == 0.0) ? -DPB_INF : 0.5 * dpb_log1mexp(-rdp);
         if (tv < r) r = tv;

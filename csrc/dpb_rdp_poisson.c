@@ -95,7 +95,7 @@ double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
     long n, k;
     dpb_lse acc;
     if (a != a || sigma != sigma || q != q) return DPB_NAN;
-    if (!(a >= 1.0) || !(sigma > 0.0) || !(q > 0.0 && q <= 1.0)) return DPB_NAN;
+    if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q <= 1.0)) return DPB_NAN;
     d = 0.9 * 3.141592653589793 * sigma;
     if (d > 5.0) d = 5.0;
     h = 2.0 * 3.141592653589793 * d / (80.0 + 0.5 * d * d);
@@ -104,7 +104,7 @@ double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
     zhi = (a / sigma > 0.0 ? a / sigma : 0.0) + 40.0;
     n = (long)ceil((zhi - zlo) / h);
     lq = log(q);
-    inv2s2 = 0.5 / (sigma * sigma);
+    inv2s2 = 0.5 / sigma / sigma;
     dpb_lse_init(&acc);
     for (k = 0; k <= n; k++) {
         double u, lx, lf;
@@ -133,7 +133,7 @@ double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
     long i, i0, it = 0;
     dpb_lse acc;
     if (a != a || sigma != sigma || q != q) return DPB_NAN;
-    if (!(a >= 1.0) || !(sigma > 0.0) || !(q > 0.0 && q < 1.0)) return DPB_NAN;
+    if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q < 1.0)) return DPB_NAN;
     dpb_lse_init(&acc);
     if (a == fa) return -DPB_INF;
     lq = log(q); l1q = log1p(-q);
@@ -181,8 +181,10 @@ double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
     if (q == 1.0) return dpb_rdp_gaussian(alpha, sigma);
     if (alpha == DPB_INF) return DPB_INF;
     if (alpha > DPB_RDP_ALPHA_MAX) return DPB_NAN;
+    if (sigma > 1e100)            /* eps = alpha q^2/(2 sigma^2) (1 + O(1/sigma^2)): below 1e-200 */
+        return alpha * q * q * (0.5 / sigma / sigma);
     if (alpha == floor(alpha) && alpha >= 2.0) {
-        la = log_am1_int((long)alpha, q, 0.5 / (sigma * sigma));
+        la = log_am1_int((long)alpha, q, 0.5 / sigma / sigma);
         return dpb_log1pexp(la) / (alpha - 1.0);
     }
     la = dpb_rdp_poisson_quad_log(alpha, sigma, q);

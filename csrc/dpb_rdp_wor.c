@@ -132,8 +132,8 @@ static void pv_logd_range(long lmin, long lmax, const double *logs, const double
 static int pv_gauss_loses(long l, double sigma)
 {
     double x;
-    if (l < 2 || (double)l < sigma * sigma) return 0;
-    x = (2.0 * (double)l - 1.0) / (2.0 * sigma * sigma) - 2.0 / sigma;
+    if (l < 2 || sqrt((double)l) < sigma) return 0;
+    x = (2.0 * (double)l - 1.0) * (0.5 / sigma / sigma) - 2.0 / sigma;
     if (!(x > 0.0)) return 0;
     return -0.023012 + (double)l * dpb_log1mexp(-x) >= -DPB_LOG2;   /* log Phi(2) < -0.023012 */
 }
@@ -141,7 +141,7 @@ static int pv_gauss_loses(long l, double sigma)
 static void pv_logd_gauss_range(long lmin, long lmax, double sigma, double *logd)
 {
     const double h = 0.2;
-    double c = 0.5 / (sigma * sigma);
+    double c = 0.5 / sigma / sigma;
     long l, k, n;
     for (l = lmin; l <= lmax; l++) {
         double zlo, zhi, sl;
@@ -234,7 +234,7 @@ static int work_reserve(dpb_rdp_work *w, long n)
 static int work_gauss(dpb_rdp_work *w, double sigma, long n, int need_d)
 {
     long j;
-    double r = 0.5 / (sigma * sigma);
+    double r = 0.5 / sigma / sigma;
     if (work_reserve(w, n) != 0) return -1;
     for (j = w->nf; j < n; j++) w->lfact[j] = lgamma((double)j + 1.0);
     if (n > w->nf) w->nf = n;

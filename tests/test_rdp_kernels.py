@@ -296,3 +296,27 @@ def test_nan_sweep_wor():
             args = [3.0, 2.0, 0.1]
             args[k] = np.nan
             assert np.isnan(_rdp.wor_gaussian(*args, b))
+
+
+# ---------------------------------------------------------------- no FP flags at extreme arguments
+
+def test_extreme_arguments_raise_no_fp_warning():
+    # pytest runs with filterwarnings=error: an overflow/invalid flag in any ufunc loop fails here.
+    import itertools
+    A = [1.0, 1 + 1e-15, 1.5, 2.0, 3.0, 1e4, 1e6, 1e300, np.inf]
+    P = [1e-300, 1e-9, 0.3, 0.5, 0.999999, 1.0, 7.0, 1e5, 1e300, np.inf]
+    a, p = (np.array(v) for v in zip(*itertools.product(A, P)))
+    for f in (_rdp.gaussian, _rdp.laplace, _rdp.randomized_response):
+        v = f(a, p)
+        assert not np.any(v < 0)
+    a, s, q = (np.array(v) for v in zip(*itertools.product([1.0, 1.5, 2.0, 7.5, 100.0, 1e4, np.inf],
+                                                           [1e-3, 0.3, 7.0, 1e5, 1e300],
+                                                           [0.0, 1e-300, 1e-9, 0.5, 1 - 1e-16, 1.0])))
+    for f in (_rdp.poisson_gaussian_exact, _rdp.poisson_gaussian_compat):
+        v = f(a, s, q)
+        assert np.all(v >= 0)
+    a, r, d = (np.array(v) for v in zip(*itertools.product(A, [0.0, 1e-300, 1e-5, 1.0, 1e300, np.inf],
+                                                           [1e-300, 1e-10, 0.5, 1 - 1e-16, 0.0, 10.0, np.inf])))
+    for f in (_rdp.eps_objective_classic, _rdp.eps_objective_improved,
+              _rdp.logdelta_objective_classic, _rdp.logdelta_objective_improved):
+        f(a, r, d)
