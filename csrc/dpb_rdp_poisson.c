@@ -57,7 +57,9 @@ static double log_f(double a, double lx, int neg)
             double f = (1.0 + x) * log1p(x) - x;
             return f > 0.0 ? log(f) : -DPB_INF;
         } else {
-            double f = expm1(a * log1p(x)) - ax;
+            /* (1+x)^a - 1 - a x = (1+x) expm1((a-1) log1p(x)) - (a-1) x: no O(1) cancellation as a -> 1 */
+            double f = (1.0 + x) * expm1((a - 1.0) * log1p(x)) - (a - 1.0) * x;
+            (void)ax;
             return f > 0.0 ? log(f) : -DPB_INF;
         }
     }
@@ -82,7 +84,7 @@ static double log_f(double a, double lx, int neg)
             }
             x = exp(lx);
             {
-                double f = expm1(y) - a * x;
+                double f = (1.0 + x) * expm1((a - 1.0) * l1x) - (a - 1.0) * x;
                 return f > 0.0 ? log(f) : -DPB_INF;
             }
         }
@@ -121,10 +123,12 @@ double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
     return dpb_lse_value(&acc) + log(h) - DPB_LOG_SQRT2PI;
 }
 
-/* log |C(a, i)| for real a > 0 non-integer, integer i >= 0 */
+/* log |C(a, i)| for real non-integer a > 0 and integer i > a, by the reflection
+ * |C(a,i)| = Gamma(i-a) / (|Gamma(-a)| i!): every lgamma argument stays away from the poles
+ * even when a is within an ulp of an integer (where a - i + 1 would round onto one). */
 static double log_abs_binom(double a, long i)
 {
-    return lgamma(a + 1.0) - lgamma((double)i + 1.0) - lgamma(a - (double)i + 1.0);
+    return lgamma((double)i - a) - lgamma((double)i + 1.0) - lgamma(-a);
 }
 
 double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)

@@ -26,7 +26,7 @@ enum { DPB_WOR_THEOREM9 = 0, DPB_WOR_IMPROVED = 1, DPB_WOR_LOWER = 2 };
  *                 + sum_{j=3..a} g^j C(a,j) e^{(j-1)eps(j)} min{2,(e^{epsinf}-1)^j}) / (a-1),
  * clamped by the base eps(a) and by eps'(inf) = log(1 + g(e^{epsinf}-1)).
  * METHOD   running log-sum-exp of the positive terms, then log1p.  O(a).
- * ACCURACY relative error <= 1e-12 vs an mpmath evaluation (tests/test_rdp_kernels.py). */
+ * ACCURACY relative error <= 1e-12 vs an mpmath evaluation (measured 4.5e-14; tests/test_rdp_kernels.py). */
 double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf,
                             const double *lfact);
 
@@ -37,9 +37,10 @@ double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_
  *          with a rigorous bound on the rounding error of the terms and of the sum
  *          (|sum| + err), so it never under-states D^l: the improved bound built on it
  *          stays an upper bound even where the alternating sum cancels.  O(lmax^2).
- * ACCURACY never below the exact D^l; relative excess ~ 1e-16 * sum_i |terms| / D^l, i.e.
- *          small for small l or small 1/sigma^2... and useless when the sum cancels
- *          completely (the Gaussian kernel uses quadrature instead, see below). */
+ * ACCURACY never below the exact D^l (tests/test_rdp_kernels.py::test_wor_generic_improved_is_valid_upper);
+ *          relative excess ~ 1e-16 * sum_i |terms_i| / D^l: 1e-9 at l = 4 for sigma <= 5, but
+ *          meaningless where the sum cancels completely (large sigma and l).  The Gaussian kernel
+ *          therefore uses quadrature instead (dpb_rdp_wor_gaussian). */
 void dpb_rdp_pv_logd(long lmax, const double *logs, const double *lfact, double *logd);
 
 /* "Theorem 27" improved bound (Pearson-Vajda) at integer a >= 2: Theorem 9 with each j >= 3
@@ -54,7 +55,7 @@ double dpb_rdp_wor_pv_int(long a, double gamma, const double *eps, double eps_in
 
 /* Lower bound at integer a >= 2 (SPEC B.4): the exact divergence of a realisable pair,
  *   eps'(a) >= log(1 + sum_{j=2..a} C(a,j) (1-g)^{a-j} g^j (e^{(j-1)eps(j)} - 1)) / (a-1).
- * ACCURACY relative error <= 1e-13 vs mpmath. */
+ * ACCURACY relative error <= 1e-12 vs mpmath (measured 8.3e-14). */
 double dpb_rdp_wor_lower_int(long a, double gamma, const double *eps, const double *lfact);
 
 /* Corollary 10: eps'(a) at real a >= 1 from eps'(floor a), eps'(ceil a) by linear
@@ -90,8 +91,9 @@ void dpb_rdp_work_free(dpb_rdp_work *w);
  * the improved bound).  alpha above DPB_RDP_ALPHA_MAX (1e6) -> NaN.
  * The improved bound uses D^l of the Gaussian by quadrature of the positive integrand
  * E[(L-1)^l] (no cancellation at any sigma).
- * ACCURACY relative error <= 1e-12 vs mpmath for sigma in [0.5, 100], alpha <= 256
- *          (tests/test_rdp_kernels.py). */
+ * ACCURACY relative error <= 1e-12 vs mpmath for sigma in [0.5, 50], gamma in [1e-3, 0.1],
+ *          alpha <= 256 (measured: Theorem 9 4.5e-14, Theorem 27 1.1e-13, lower 8.3e-14;
+ *          tests/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath). */
 double dpb_rdp_wor_gaussian(double alpha, double sigma, double gamma, int bound,
                             dpb_rdp_work *w);
 

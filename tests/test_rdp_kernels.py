@@ -141,8 +141,8 @@ ORDERS = [2, 3, 4, 7, 16, 33, 64, 128, 256]
 @pytest.mark.parametrize("sigma,g", GRID_WOR)
 def test_wor_gaussian_vs_mpmath(sigma, g):
     # Theorem 9 and the lower bound: positive sums, 1e-12.  Theorem 27: the oracle takes exact
-    # alternating sums at 300-700 digits; ours uses quadrature of positive integrands: 1e-12.
-    mp.mp.dps = 60 if sigma < 10 else 700
+    # alternating sums at 330 digits; ours uses quadrature of positive integrands: 1e-12.
+    mp.mp.dps = 60 if sigma < 10 else 330   # D^256 at sigma = 50 ~ 1e-180 from terms ~ 1e77
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     orders = np.array(ORDERS, float)
     t9 = _rdp.wor_gaussian(orders, sigma, g, 0)
@@ -310,7 +310,7 @@ def test_extreme_arguments_raise_no_fp_warning():
         v = f(a, p)
         assert not np.any(v < 0)
     a, s, q = (np.array(v) for v in zip(*itertools.product([1.0, 1.5, 2.0, 7.5, 100.0, 1e4, np.inf],
-                                                           [1e-3, 0.3, 7.0, 1e5, 1e300],
+                                                           [0.05, 0.3, 7.0, 1e5, 1e300],
                                                            [0.0, 1e-300, 1e-9, 0.5, 1 - 1e-16, 1.0])))
     for f in (_rdp.poisson_gaussian_exact, _rdp.poisson_gaussian_compat):
         v = f(a, s, q)
@@ -320,3 +320,13 @@ def test_extreme_arguments_raise_no_fp_warning():
     for f in (_rdp.eps_objective_classic, _rdp.eps_objective_improved,
               _rdp.logdelta_objective_classic, _rdp.logdelta_objective_improved):
         f(a, r, d)
+
+
+def test_poisson_exact_continuous_at_alpha_one():
+    # regression: near-integer and near-1 orders (no cancellation as a -> 1, no lgamma pole)
+    kl = _rdp.poisson_gaussian_exact(1.0, 1.0, 0.25)
+    for a in (1 + 2.2e-16, 1 + 1e-12, 1 + 1e-8):
+        assert _rdp.poisson_gaussian_exact(a, 1.0, 0.25) == pytest.approx(kl, rel=1e-6)
+    for a in (2 + 1e-15, 3 - 1e-15, 1 + 2.2e-16):
+        assert np.isfinite(_rdp.poisson_gaussian_compat(a, 1.0, 0.5))
+    assert _rdp.poisson_gaussian_exact(3 - 1e-15, 1.0, 0.25) == pytest.approx(_rdp.poisson_gaussian_exact(3.0, 1.0, 0.25), rel=1e-12)
