@@ -214,7 +214,8 @@ class RDPAccountant:
 
         ``sampling="poisson"`` (rate = q, add/remove) or ``"wor"`` (rate = gamma, replace-one:
         sigma is relative to the replace-one sensitivity 2C).  Bisection in log sigma; eps is
-        decreasing in sigma.  Returns inf if even ``sigma_max`` does not suffice.
+        decreasing in sigma.  The search range is [1e-2, ``sigma_max``]: returns 1e-2 if that
+        already suffices, inf if even ``sigma_max`` does not.
         """
         target = _calib_args(epsilon, delta, steps, rate, sampling)
 
