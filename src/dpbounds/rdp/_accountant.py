@@ -37,7 +37,7 @@ class RDPAccountant:
     Parameters
     ----------
     orders : None, "default" or array_like, optional
-        ``None`` (default): optimise over real orders alpha in (1, max_order] (a log-spaced
+        ``None`` (default): optimise over real orders alpha in [1 + 1e-6, max_order] (a log-spaced
         scan, extended while the optimum sits at its edge, then golden-section refinement and
         the neighbouring integers).  ``"default"`` or an array: fixed-orders mode, the minimum
         over exactly those orders (``"default"`` = TF-Privacy/dp-accounting's list), for
@@ -139,7 +139,7 @@ class RDPAccountant:
         hi = min(256.0, self.max_order)
         best_v, best_a = math.inf, 2.0
         while True:
-            grid = 1.0 + np.geomspace(1e-3, hi - 1.0, 48)
+            grid = 1.0 + np.geomspace(1e-6, hi - 1.0, 56)
             grid = np.unique(np.concatenate([grid, np.arange(2.0, min(hi, 12.0) + 1.0)]))
             v = obj(grid)
             i = int(np.argmin(v))
