@@ -173,6 +173,13 @@ class RDPAccountant:
         k = int(np.argmin(cv))
         if cv[k] < best_v:
             best_v, best_a = float(cv[k]), float(cand[k])
+        # interpolated (integer-order) curves put the optimum at an integer: report it exactly when
+        # the search converged to within 1e-6 of one and it is as good up to rounding (1e-13)
+        r = float(round(best_a))
+        if r != best_a and abs(best_a - r) < 1e-6 and r > 1:
+            vr = float(obj(np.array([r]))[0])
+            if vr <= best_v * (1 + 1e-13):
+                best_v, best_a = vr, r
         return best_v, best_a
 
     def get_epsilon(self, delta: float, return_order: bool = False) -> float | tuple[float, float]:
