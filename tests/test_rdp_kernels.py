@@ -330,3 +330,17 @@ def test_poisson_exact_continuous_at_alpha_one():
     for a in (2 + 1e-15, 3 - 1e-15, 1 + 2.2e-16):
         assert np.isfinite(_rdp.poisson_gaussian_compat(a, 1.0, 0.5))
     assert _rdp.poisson_gaussian_exact(3 - 1e-15, 1.0, 0.25) == pytest.approx(_rdp.poisson_gaussian_exact(3.0, 1.0, 0.25), rel=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigma,g", [(0.3, 1e-6), (1.0, 0.5), (20.0, 1e-4), (100.0, 0.3)])
+def test_wor_large_alpha_vs_mpmath(sigma, g):
+    # large orders: the binomials come from lgamma values of ~6e3 nats (a = 1000) whose absolute
+    # rounding (~1e-16 x 6e3) becomes the relative error of each term: measured 1.4e-12 at a = 1000,
+    # so the tolerance here is 5e-12 (it is 1e-12 for a <= 256 above).
+    mp.mp.dps = 40
+    eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
+    for a in (500, 1000):
+        assert rel(_rdp.wor_gaussian(float(a), sigma, g, 0), o_wor_upper(a, g, eps, mp.inf, False)) < 5e-12
+        assert rel(_rdp.wor_gaussian(float(a), sigma, g, 2), o_wor_lower(a, g, eps)) < 5e-12
+        assert rel(_rdp.poisson_gaussian_exact(float(a), sigma, g), o_wor_lower(a, g, eps)) < 5e-12
