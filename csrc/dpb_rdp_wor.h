@@ -26,7 +26,8 @@ enum { DPB_WOR_THEOREM9 = 0, DPB_WOR_IMPROVED = 1, DPB_WOR_LOWER = 2 };
  *                 + sum_{j=3..a} g^j C(a,j) e^{(j-1)eps(j)} min{2,(e^{epsinf}-1)^j}) / (a-1),
  * clamped by the base eps(a) and by eps'(inf) = log(1 + g(e^{epsinf}-1)).
  * METHOD   running log-sum-exp of the positive terms, then log1p.  O(a).
- * ACCURACY relative error <= 1e-12 vs an mpmath evaluation (measured 4.5e-14; tests/test_rdp_kernels.py). */
+ * ACCURACY relative error <= 1e-12 vs an mpmath evaluation for a <= 256 (measured 4.5e-14), <= 5e-12
+ *          at a = 1000 (measured 1.4e-12: lgamma values of ~6e3 nats); tests/test_rdp_kernels.py. */
 double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf,
                             const double *lfact);
 
