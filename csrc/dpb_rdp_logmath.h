@@ -1,0 +1,97 @@
+/*
+ * dpb_rdp_logmath.h -- inline log-space helpers shared by the dpb_rdp_* kernels
+ * (SPEC Part B section 11).  Header only; no state.
+ *
+ * Every helper follows the csrc contract: NaN in -> NaN out, no floating-point
+ * flag raised for in-domain input (log(0) and exp-overflow are avoided by
+ * explicit tests, never computed).
+ */
+#ifndef DPB_RDP_LOGMATH_H
+#define DPB_RDP_LOGMATH_H
+
+#include <math.h>
+#include "dpb_config.h"
+
+/* log(2), log(4) */
+#define DPB_LOG2 0.69314718055994530941723212145817656807550013436026
+#define DPB_LOG4 1.3862943611198906188344642429163531361510002687205
+
+/* log(1 + e^x) without overflow or loss for x << 0.  ACCURACY <= 2 ulp. */
+DPB_INLINE double dpb_log1pexp(double x)
+{
+    if (x > 36.0) return x + exp(-x);      /* e^-x below ulp(x) beyond ~37 */
+    if (x < -745.0) return 0.0;            /* exp underflows; avoid the flag */
+    return log1p(exp(x));
+}
+
+/* log(e^x - 1) for x > 0; -inf at x == 0 (no flag); NaN for x < 0.  ACCURACY <= 2 ulp. */
+DPB_INLINE double dpb_logexpm1(double x)
+{
+    if (x != x || x < 0.0) return DPB_NAN;
+    if (x == 0.0) return -DPB_INF;
+    if (x > 36.0) return x + log1p(-exp(-x));
+    return log(expm1(x));
+}
+
+/* log(1 - e^x) for x < 0 (Maechler's log1mexp); -inf at x == 0; NaN for x > 0. */
+DPB_INLINE double dpb_log1mexp(double x)
+{
+    if (x != x || x > 0.0) return DPB_NAN;
+    if (x == 0.0) return -DPB_INF;
+    if (x > -DPB_LOG2) return log(-expm1(x));
+    if (x < -745.0) return 0.0;
+    return log1p(-exp(x));
+}
+
+/* log(e^a + e^b), either may be -inf. */
+DPB_INLINE double dpb_logaddexp(double a, double b)
+{
+    double m, d;
+    if (a != a || b != b) return DPB_NAN;
+    if (a == -DPB_INF) return b;
+    if (b == -DPB_INF) return a;
+    m = a > b ? a : b;
+    if (m == DPB_INF) return DPB_INF;
+    d = -fabs(a - b);
+    return m + (d < -745.0 ? 0.0 : log1p(exp(d)));
+}
+
+/* Running log-sum-exp accumulator: value = log(s) + m, kept with s in [1, n]. */
+typedef struct { double m; double s; } dpb_lse;
+
+DPB_INLINE void dpb_lse_init(dpb_lse *acc) { acc->m = -DPB_INF; acc->s = 0.0; }
+
+DPB_INLINE void dpb_lse_add(dpb_lse *acc, double x)
+{
+    double d;
+    if (x == -DPB_INF) return;
+    if (x <= acc->m) {
+        d = x - acc->m;
+        if (d > -745.0) acc->s += exp(d);
+    } else {
+        d = acc->m - x;
+        acc->s = (acc->m == -DPB_INF || d < -745.0) ? 1.0 : acc->s * exp(d) + 1.0;
+        acc->m = x;
+    }
+}
+
+/* log of the accumulated sum (-inf if empty). */
+DPB_INLINE double dpb_lse_value(const dpb_lse *acc)
+{
+    if (acc->m == -DPB_INF) return -DPB_INF;
+    return acc->m + log(acc->s);
+}
+
+/* log(i!) : exact table when given (lfact[i] = lgamma(i+1)), lgamma otherwise. */
+DPB_INLINE double dpb_lfact(long i, const double *lfact)
+{
+    return lfact ? lfact[i] : lgamma((double)i + 1.0);
+}
+
+/* log C(n, k) for integers 0 <= k <= n. */
+DPB_INLINE double dpb_lbinom_int(long n, long k, const double *lfact)
+{
+    return dpb_lfact(n, lfact) - dpb_lfact(k, lfact) - dpb_lfact(n - k, lfact);
+}
+
+#endif /* DPB_RDP_LOGMATH_H */

@@ -1,0 +1,201 @@
+/* dpb_rdp_poisson.c -- see dpb_rdp_poisson.h.  SPEC Part B sections 6, 11. */
+#include <math.h>
+#include "dpb_config.h"
+#include "dpb_normal.h"
+#include "dpb_rdp_logmath.h"
+#include "dpb_rdp_base.h"
+#include "dpb_rdp_wor.h"
+#include "dpb_rdp_poisson.h"
+
+/* integer a >= 2: log(A_a - 1) */
+static double log_am1_int(long a, double q, double r)
+{
+    double lq = log(q), l1q = log1p(-q);
+    long j;
+    dpb_lse acc;
+    dpb_lse_init(&acc);
+    for (j = 2; j <= a; j++) {
+        double x = (double)j * (double)(j - 1) * r;
+        dpb_lse_add(&acc, dpb_lbinom_int(a, j, NULL) + (double)(a - j) * l1q + (double)j * lq
+                          + dpb_logexpm1(x));
+    }
+    return dpb_lse_value(&acc);
+}
+
+/* log f(x) with f = (1+x)^a - 1 - a x (a > 1) or (1+x) log1p(x) - x (a == 1),
+ * given lx = log|x| and the sign of x; x > -1.  -inf when f underflows to 0. */
+static double log_f(double a, double lx, int neg)
+{
+    double x, ax;
+    if (lx == -DPB_INF) return -DPB_INF;
+    if (lx < -2.0 - log(a)) {                 /* |a x| < 0.135: power series, no cancellation */
+        double s = 1.0, c = 1.0, xv = neg ? -exp(lx) : exp(lx);
+        int k;
+        if (a == 1.0) {
+            /* f = sum_{k>=2} (-1)^k x^k/(k(k-1)) = x^2/2 (1 + sum_{k>=3} 2(-x)^{k-2}/(k(k-1))) */
+            double p = 1.0;
+            for (k = 3; k < 80; k++) {
+                double t;
+                p *= -xv;
+                t = 2.0 * p / ((double)k * (double)(k - 1));
+                s += t;
+                if (fabs(t) < 1e-18) break;
+            }
+            return 2.0 * lx - DPB_LOG2 + log(s);
+        }
+        for (k = 2; k < 200; k++) {           /* c_{k+1}/c_2 */
+            c *= (a - (double)k) * xv / ((double)k + 1.0);
+            s += c;
+            if (fabs(c) < 1e-18 * fabs(s)) break;
+        }
+        return log(a) + log(a - 1.0) - DPB_LOG2 + 2.0 * lx + log(s);
+    }
+    if (neg) {
+        x = -exp(lx);
+        ax = a * x;
+        if (a == 1.0) {
+            double f = (1.0 + x) * log1p(x) - x;
+            return f > 0.0 ? log(f) : -DPB_INF;
+        } else {
+            /* (1+x)^a - 1 - a x = (1+x) expm1((a-1) log1p(x)) - (a-1) x: no O(1) cancellation as a -> 1 */
+            double f = (1.0 + x) * expm1((a - 1.0) * log1p(x)) - (a - 1.0) * x;
+            (void)ax;
+            return f > 0.0 ? log(f) : -DPB_INF;
+        }
+    }
+    /* x > 0 */
+    {
+        double l1x = (lx > 0.0) ? lx + dpb_log1pexp(-lx) : log1p(exp(lx));   /* log(1+x) */
+        if (a == 1.0) {
+            /* (1+x) log(1+x) - x */
+            if (lx > 30.0) return l1x + log(l1x - exp(lx - l1x));
+            x = exp(lx);
+            {
+                double f = (1.0 + x) * l1x - x;
+                return f > 0.0 ? log(f) : -DPB_INF;
+            }
+        } else {
+            double y = a * l1x;
+            if (y > 700.0) {
+                /* f = e^y (1 - (1 + a x) e^{-y}); (1+ax) e^{-y} = exp(log(1+ax) - y) */
+                double lax = log(a) + lx;
+                double l1ax = (lax > 0.0) ? lax + dpb_log1pexp(-lax) : log1p(exp(lax));
+                return y + dpb_log1mexp(l1ax - y);
+            }
+            x = exp(lx);
+            {
+                double f = (1.0 + x) * expm1((a - 1.0) * l1x) - (a - 1.0) * x;
+                return f > 0.0 ? log(f) : -DPB_INF;
+            }
+        }
+    }
+}
+
+double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
+{
+    double d, h, zlo, zhi, lq, inv2s2, z;
+    long n, k;
+    dpb_lse acc;
+    if (a != a || sigma != sigma || q != q) return DPB_NAN;
+    if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q <= 1.0)) return DPB_NAN;
+    d = 0.9 * 3.141592653589793 * sigma;
+    if (d > 5.0) d = 5.0;
+    h = 2.0 * 3.141592653589793 * d / (80.0 + 0.5 * d * d);
+    if (h > 0.2) h = 0.2;
+    zlo = -40.0;
+    zhi = (a / sigma > 0.0 ? a / sigma : 0.0) + 40.0;
+    n = (long)ceil((zhi - zlo) / h);
+    lq = log(q);
+    inv2s2 = 0.5 / sigma / sigma;
+    dpb_lse_init(&acc);
+    for (k = 0; k <= n; k++) {
+        double u, lx, lf;
+        int neg;
+        z = zlo + (double)k * h;
+        u = z / sigma - inv2s2;                 /* log-likelihood ratio of N(1,s^2) vs N(0,s^2) at sigma*z */
+        if (u == 0.0) continue;
+        if (u > 0.0) { lx = lq + dpb_logexpm1(u); neg = 0; }
+        else { lx = lq + log(-expm1(u)); neg = 1; }
+        lf = log_f(a, lx, neg);
+        if (lf == -DPB_INF) continue;
+        dpb_lse_add(&acc, lf - 0.5 * z * z);
+    }
+    return dpb_lse_value(&acc) + log(h) - DPB_LOG_SQRT2PI;
+}
+
+/* log |C(a, i)| for real non-integer a > 0 and integer i > a, by the reflection
+ * |C(a,i)| = Gamma(i-a) / (|Gamma(-a)| i!): every lgamma argument stays away from the poles
+ * even when a is within an ulp of an integer (where a - i + 1 would round onto one). */
+static double log_abs_binom(double a, long i)
+{
+    return lgamma((double)i - a) - lgamma((double)i + 1.0) - lgamma(-a);
+}
+
+double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
+{
+    double fa = floor(a), z0, lq, l1q, s2, prev = DPB_INF;
+    long i, i0, it = 0;
+    dpb_lse acc;
+    if (a != a || sigma != sigma || q != q) return DPB_NAN;
+    if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q < 1.0)) return DPB_NAN;
+    dpb_lse_init(&acc);
+    if (a == fa) return -DPB_INF;
+    lq = log(q); l1q = log1p(-q);
+    s2 = sigma * sigma;
+    z0 = s2 * (l1q - lq) + 0.5;
+    i0 = (long)fa + 2;                               /* first negative coefficient */
+    for (i = i0; it < 4000000; i += 2, it++) {
+        double j = a - (double)i, lc = log_abs_binom(a, i);
+        double di = (double)i;
+        double t0 = lc + di * lq + j * l1q + (di * di - di) / (2.0 * s2) + dpb_log_ndtr((z0 - di) / sigma);
+        double t1 = lc + j * lq + di * l1q + (j * j - j) / (2.0 * s2) + dpb_log_ndtr((j - z0) / sigma);
+        double t = dpb_logaddexp(t0, t1);
+        dpb_lse_add(&acc, t);
+        if (t < prev) {
+            double tot = dpb_lse_value(&acc);
+            /* rapid decay: the remaining terms are negligible */
+            if (t + log(di) < tot - 40.0) break;
+            /* asymptotic regime i >> z0 + sigma: t_i ~ K i^{-p} (p -> a + 2, Mills ratio); sum the
+             * tail over i, i+2, ... by the integral  t_i i / (2 (p - 1)) + t_i / 2  once it is below
+             * 1e-8 of the total (so its own O(1/i) error is below 1e-12 relative) */
+            if (di > z0 + 10.0 * sigma && it > 8) {
+                double pexp = (prev - t) / log(di / (di - 2.0));
+                if (pexp > 1.5) {
+                    double ltail = t + log(di / (2.0 * (pexp - 1.0)) + 0.5);
+                    if (ltail < tot - 18.42) {          /* e^-18.42 = 1e-8 */
+                        dpb_lse_add(&acc, ltail);
+                        break;
+                    }
+                }
+            }
+        }
+        prev = t;
+    }
+    return dpb_lse_value(&acc);
+}
+
+double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
+{
+    double la;
+    if (alpha != alpha || sigma != sigma || q != q) return DPB_NAN;
+    if (!(alpha >= 1.0) || !(sigma > 0.0) || sigma == DPB_INF || !(q >= 0.0 && q <= 1.0))
+        return DPB_NAN;
+    if (mode != DPB_POISSON_EXACT && mode != DPB_POISSON_COMPAT) return DPB_NAN;
+    if (q == 0.0) return 0.0;
+    if (q == 1.0) return dpb_rdp_gaussian(alpha, sigma);
+    if (alpha == DPB_INF) return DPB_INF;
+    if (alpha > DPB_RDP_ALPHA_MAX) return DPB_NAN;
+    if (sigma > 1e100)            /* eps = alpha q^2/(2 sigma^2) (1 + O(1/sigma^2)): below 1e-200 */
+        return alpha * q * q * (0.5 / sigma / sigma);
+    if (alpha == floor(alpha) && alpha >= 2.0) {
+        la = log_am1_int((long)alpha, q, 0.5 / sigma / sigma);
+        return dpb_log1pexp(la) / (alpha - 1.0);
+    }
+    la = dpb_rdp_poisson_quad_log(alpha, sigma, q);
+    if (alpha == 1.0) return exp(la);
+    if (mode == DPB_POISSON_COMPAT) {
+        double ln = dpb_rdp_poisson_negseries_log(alpha, sigma, q);
+        la = dpb_logaddexp(la, DPB_LOG2 + ln);
+    }
+    return dpb_log1pexp(la) / (alpha - 1.0);
+}

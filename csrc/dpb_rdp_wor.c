@@ -1,0 +1,297 @@
+/* dpb_rdp_wor.c -- see dpb_rdp_wor.h.  SPEC Part B sections 2-5, 11. */
+#include <math.h>
+#include <stdlib.h>
+#include "dpb_config.h"
+#include "dpb_rdp_logmath.h"
+#include "dpb_rdp_base.h"
+#include "dpb_rdp_poisson.h"
+#include "dpb_rdp_wor.h"
+
+#define DPB_U 1.1102230246251565e-16   /* 2^-53 */
+
+static int bad_gamma(double g) { return g != g || !(g >= 0.0 && g <= 1.0); }
+
+/* shared finishing step: log1p(exp(S))/(a-1) with the two valid clamps */
+static double finish_upper(long a, double S, double eps_a, double eps_inf_sub)
+{
+    double r = dpb_log1pexp(S) / (double)(a - 1);
+    if (eps_a == eps_a && eps_a < r) r = eps_a;
+    if (eps_inf_sub < r) r = eps_inf_sub;
+    return r;
+}
+
+/* eps'(inf) = log(1 + g (e^{eps_inf} - 1)) */
+static double sub_inf(double lg, double eps_inf)
+{
+    if (eps_inf == DPB_INF) return DPB_INF;
+    if (eps_inf == 0.0) return 0.0;
+    return dpb_log1pexp(lg + dpb_logexpm1(eps_inf));
+}
+
+static double upper_int(long a, double g, const double *eps, double eps_inf,
+                        const double *logd, const double *lfact)
+{
+    double lg, lem, c2, t, f9;
+    long j;
+    int nan = 0;
+    dpb_lse acc;
+    if (bad_gamma(g) || a < 2 || eps_inf != eps_inf || eps_inf < 0.0) return DPB_NAN;
+    if (g == 0.0) return 0.0;
+    if (g == 1.0) return eps[a];
+    lg = log(g);
+    lem = (eps_inf == DPB_INF) ? DPB_INF : dpb_logexpm1(eps_inf);   /* log(e^{eps_inf} - 1) */
+    dpb_lse_init(&acc);
+    /* j = 2 */
+    if (eps[2] != eps[2]) return DPB_NAN;
+    {
+        double e2 = eps[2];
+        double x1 = DPB_LOG4 + dpb_logexpm1(e2);
+        double x2 = e2 + fmin(DPB_LOG2, 2.0 * lem);
+        c2 = fmin(x1, x2);
+        dpb_lse_add(&acc, 2.0 * lg + dpb_lbinom_int(a, 2, lfact) + c2);
+    }
+    for (j = 3; j <= a; j++) {
+        if (eps[j] != eps[j]) { nan = 1; break; }
+        f9 = (double)(j - 1) * eps[j] + fmin(DPB_LOG2, (double)j * lem);
+        if (logd) {
+            long lo = 2 * (j / 2), hi = 2 * ((j + 1) / 2);
+            double fd = DPB_LOG4 + 0.5 * (logd[lo] + logd[hi]);
+            if (fd < f9) f9 = fd;
+        }
+        t = (double)j * lg + dpb_lbinom_int(a, j, lfact) + f9;
+        dpb_lse_add(&acc, t);
+    }
+    if (nan) return DPB_NAN;
+    return finish_upper(a, dpb_lse_value(&acc), eps[a], sub_inf(lg, eps_inf));
+}
+
+double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf,
+                            const double *lfact)
+{
+    return upper_int(a, gamma, eps, eps_inf, NULL, lfact);
+}
+
+double dpb_rdp_wor_pv_int(long a, double gamma, const double *eps, double eps_inf,
+                          const double *logd, const double *lfact)
+{
+    if (!logd) return DPB_NAN;
+    return upper_int(a, gamma, eps, eps_inf, logd, lfact);
+}
+
+static void pv_logd_range(long lmin, long lmax, const double *logs, const double *lfact,
+                          double *logd)
+{
+    long l, i;
+    for (l = lmin; l <= lmax; l++) {
+        double m = -DPB_INF, sum = 0.0, comp = 0.0, abss = 0.0, err = 0.0, lfl;
+        if (l & 1) { logd[l] = DPB_NAN; continue; }
+        if (l == 0) { logd[l] = 0.0; continue; }
+        lfl = dpb_lfact(l, lfact);
+        for (i = 0; i <= l; i++) {
+            double lt = dpb_lbinom_int(l, i, lfact) + logs[i];
+            if (lt > m) m = lt;
+        }
+        if (m == DPB_INF || m != m) { logd[l] = m; continue; }
+        for (i = 0; i <= l; i++) {
+            double lt = dpb_lbinom_int(l, i, lfact) + logs[i];
+            double v = exp(lt - m), tv, s;
+            /* rounding bound of this term: lgamma/product/exp errors, relative */
+            double tol = 4.0 * DPB_U * (2.0 * lfl + fabs(logs[i]) + fabs(m) + 8.0);
+            abss += v;
+            err += v * tol;
+            if (i & 1) v = -v;
+            /* Neumaier */
+            s = sum + v;
+            if (fabs(sum) >= fabs(v)) tv = (sum - s) + v; else tv = (v - s) + sum;
+            comp += tv;
+            sum = s;
+        }
+        sum += comp;
+        err += 4.0 * DPB_U * abss;
+        {
+            double d = sum + err;
+            if (!(d > 0.0)) d = err;
+            logd[l] = log(d) + m;
+        }
+    }
+}
+
+/* Gaussian D^l for even l by quadrature of the POSITIVE integrand
+ * E[(L-1)^l], L = exp(Z/sigma - 1/(2 sigma^2)), Z ~ N(0,1): trapezoidal rule in log space
+ * (h = 0.2; the integrand is a signed sum of shifted Gaussians, so the rule converges like
+ * exp(-2 pi^2/h^2)), on [-sqrt(l) - 16, l/sigma + sqrt(l) + 1/(2 sigma) + 16], which holds
+ * both log-concave bumps with a margin of e^{-128}.  No cancellation at any sigma. */
+/* Certificate that the Pearson-Vajda entry cannot win the min of Theorem 27 at even order l
+ * AND at every larger order: with L = exp(Z/sigma - 1/(2 sigma^2)) and the l-tilted law
+ * log L ~ N(mu, 1/sigma^2), mu = (2l-1)/(2 sigma^2), t = exp(mu - 2/sigma) > 1:
+ *   D^l >= E[(L-1)^l 1{L>=t}] >= (1 - 1/t)^l s_l Phi(2) >= s_l / 2
+ * whenever Phi(2)(1 - 1/t)^l >= 1/2, so 4 D^l >= 2 s_l (the Theorem-9 entry).  For l >= sigma^2
+ * the left side increases with l, and s is log-convex, so the odd-j entries
+ * 4 sqrt(D^{j-1} D^{j+1}) >= 2 s_j follow too.  Orders beyond the certificate are stored as
+ * +inf: this leaves Theorem 27 exactly unchanged and makes large alpha O(alpha). */
+static int pv_gauss_loses(long l, double sigma)
+{
+    double x;
+    if (l < 2 || sqrt((double)l) < sigma) return 0;
+    x = (2.0 * (double)l - 1.0) * (0.5 / sigma / sigma) - 2.0 / sigma;
+    if (!(x > 0.0)) return 0;
+    return -0.023012 + (double)l * dpb_log1mexp(-x) >= -DPB_LOG2;   /* log Phi(2) < -0.023012 */
+}
+
+static void pv_logd_gauss_range(long lmin, long lmax, double sigma, double *logd)
+{
+    const double h = 0.2;
+    double c = 0.5 / sigma / sigma;
+    long l, k, n;
+    for (l = lmin; l <= lmax; l++) {
+        double zlo, zhi, sl;
+        dpb_lse acc;
+        if (l & 1) { logd[l] = DPB_NAN; continue; }
+        if (l == 0) { logd[l] = 0.0; continue; }
+        if (pv_gauss_loses(l - 2, sigma)) { logd[l] = DPB_INF; continue; }
+        sl = sqrt((double)l);
+        zlo = -sl - 16.0;
+        zhi = (double)l / sigma + sl + 1.0 / (2.0 * sigma) + 16.0;
+        n = (long)ceil((zhi - zlo) / h);
+        dpb_lse_init(&acc);
+        for (k = 0; k <= n; k++) {
+            double z = zlo + (double)k * h, u = z / sigma - c, lm;
+            if (u == 0.0) continue;
+            lm = (u > 0.0) ? dpb_logexpm1(u) : dpb_log1mexp(u);
+            dpb_lse_add(&acc, (double)l * lm - 0.5 * z * z);
+        }
+        logd[l] = dpb_lse_value(&acc) + log(h) - DPB_LOG_SQRT2PI;
+    }
+}
+
+void dpb_rdp_pv_logd(long lmax, const double *logs, const double *lfact, double *logd)
+{
+    pv_logd_range(0, lmax, logs, lfact, logd);
+}
+
+double dpb_rdp_wor_lower_int(long a, double gamma, const double *eps, const double *lfact)
+{
+    double lg, l1g;
+    long j;
+    dpb_lse acc;
+    if (bad_gamma(gamma) || a < 2) return DPB_NAN;
+    if (gamma == 0.0) return 0.0;
+    if (gamma == 1.0) return eps[a];
+    lg = log(gamma);
+    l1g = log1p(-gamma);
+    dpb_lse_init(&acc);
+    for (j = 2; j <= a; j++) {
+        double x = (double)(j - 1) * eps[j];
+        if (x != x) return DPB_NAN;
+        dpb_lse_add(&acc, dpb_lbinom_int(a, j, lfact) + (double)(a - j) * l1g + (double)j * lg
+                          + dpb_logexpm1(x));
+    }
+    return dpb_log1pexp(dpb_lse_value(&acc)) / (double)(a - 1);
+}
+
+double dpb_rdp_interp(double a, double ef, double ec)
+{
+    double f, t;
+    if (a != a || ef != ef || ec != ec || !(a >= 1.0)) return DPB_NAN;
+    if (a <= 2.0) return ec;
+    f = floor(a);
+    if (a == f) return ef;
+    t = a - f;
+    if (ef == DPB_INF || ec == DPB_INF) return DPB_INF;
+    return ((1.0 - t) * (f - 1.0) * ef + t * f * ec) / (a - 1.0);
+}
+
+/* ------------------------------------------------------------------ Gaussian */
+
+void dpb_rdp_work_init(dpb_rdp_work *w)
+{
+    w->n = 0; w->lfact = w->eps = w->logs = w->logd = NULL;
+    w->nf = w->ne = w->nd = 0;
+    w->sigma_eps = w->sigma_d = DPB_NAN;
+}
+
+void dpb_rdp_work_free(dpb_rdp_work *w)
+{
+    free(w->lfact); free(w->eps); free(w->logs); free(w->logd);
+    dpb_rdp_work_init(w);
+}
+
+/* tables valid for indices < n; returns 0 or -1 on allocation failure */
+static int work_reserve(dpb_rdp_work *w, long n)
+{
+    if (n > w->n) {
+        long cap = n > 2 * w->n ? n : 2 * w->n;
+        double *p;
+        p = (double *)realloc(w->lfact, (size_t)cap * sizeof(double)); if (!p) return -1; w->lfact = p;
+        p = (double *)realloc(w->eps, (size_t)cap * sizeof(double)); if (!p) return -1; w->eps = p;
+        p = (double *)realloc(w->logs, (size_t)cap * sizeof(double)); if (!p) return -1; w->logs = p;
+        p = (double *)realloc(w->logd, (size_t)cap * sizeof(double)); if (!p) return -1; w->logd = p;
+        w->n = cap;
+    }
+    return 0;
+}
+
+static int work_gauss(dpb_rdp_work *w, double sigma, long n, int need_d)
+{
+    long j;
+    double r = 0.5 / sigma / sigma;
+    if (work_reserve(w, n) != 0) return -1;
+    for (j = w->nf; j < n; j++) w->lfact[j] = lgamma((double)j + 1.0);
+    if (n > w->nf) w->nf = n;
+    if (!(w->sigma_eps == sigma)) { w->ne = 0; w->sigma_eps = sigma; w->nd = 0; w->sigma_d = DPB_NAN; }
+    for (j = w->ne; j < n; j++) {
+        w->eps[j] = (double)j * r;
+        w->logs[j] = (j < 2) ? 0.0 : (double)j * (double)(j - 1) * r;
+    }
+    if (n > w->ne) w->ne = n;
+    if (need_d) {
+        if (!(w->sigma_d == sigma)) { w->nd = 0; w->sigma_d = sigma; }
+        if (n > w->nd) {
+            pv_logd_gauss_range(w->nd, n - 1, sigma, w->logd);
+            w->nd = n;
+        }
+    }
+    return 0;
+}
+
+static double gauss_int(long a, double sigma, double gamma, int bound, dpb_rdp_work *w)
+{
+    if (work_gauss(w, sigma, a + 2, bound == DPB_WOR_IMPROVED) != 0) return DPB_NAN;
+    switch (bound) {
+    case DPB_WOR_THEOREM9:
+        return upper_int(a, gamma, w->eps, DPB_INF, NULL, w->lfact);
+    case DPB_WOR_IMPROVED:
+        return upper_int(a, gamma, w->eps, DPB_INF, w->logd, w->lfact);
+    default:
+        return dpb_rdp_wor_lower_int(a, gamma, w->eps, w->lfact);
+    }
+}
+
+double dpb_rdp_wor_gaussian(double alpha, double sigma, double gamma, int bound,
+                            dpb_rdp_work *w)
+{
+    dpb_rdp_work local;
+    double res, base, f, c;
+    if (alpha != alpha || sigma != sigma || gamma != gamma) return DPB_NAN;
+    if (!(alpha >= 1.0) || !(sigma > 0.0) || sigma == DPB_INF || bad_gamma(gamma)) return DPB_NAN;
+    if (bound != DPB_WOR_THEOREM9 && bound != DPB_WOR_IMPROVED && bound != DPB_WOR_LOWER)
+        return DPB_NAN;
+    if (gamma == 0.0) return 0.0;
+    base = dpb_rdp_gaussian(alpha, sigma);
+    if (gamma == 1.0) return base;
+    if (alpha == DPB_INF) return DPB_INF;
+    if (alpha > DPB_RDP_ALPHA_MAX) return DPB_NAN;
+    f = floor(alpha);
+    if (bound == DPB_WOR_LOWER && (alpha != f || alpha < 2.0))
+        return dpb_rdp_poisson_gaussian(alpha, sigma, gamma, DPB_POISSON_EXACT);
+    if (!w) { dpb_rdp_work_init(&local); w = &local; }
+    if (alpha < 2.0) f = c = 2.0; else c = ceil(alpha);
+    {
+        double ef = gauss_int((long)f, sigma, gamma, bound, w);
+        double ec = (c == f) ? ef : gauss_int((long)c, sigma, gamma, bound, w);
+        res = dpb_rdp_interp(alpha, ef, ec);
+    }
+    if (w == &local) dpb_rdp_work_free(&local);
+    if (bound != DPB_WOR_LOWER && base < res) res = base;
+    return res;
+}

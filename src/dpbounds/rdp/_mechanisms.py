@@ -1,0 +1,281 @@
+"""Mechanism descriptions for :class:`dpbounds.rdp.RDPAccountant` (SPEC Part B section 8).
+
+A mechanism is an immutable description with a vectorised ``rdp(alpha)`` (alpha a float
+array, every element in [1, inf]) and a hashable ``key`` so that the accountant can merge
+identical mechanisms symbolically.  Integer-order bounds (the without-replacement bounds)
+keep a per-object table of their integer-order curve and interpolate the CGF in between
+(Corollary 10), so repeated evaluations cost O(1) per order.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Hashable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbounds.rdp import _rdp
+
+__all__ = [
+    "Mechanism",
+    "Gaussian",
+    "Laplace",
+    "RandomizedResponse",
+    "PoissonGaussian",
+    "SubsampledGaussianWOR",
+    "SubsampledWOR",
+    "Custom",
+]
+
+_BOUNDS = {"theorem9": 0, "improved": 1, "lower": 2}
+
+
+class Mechanism:
+    """Base class: ``rdp(alpha)`` gives the RDP curve, ``neighbouring`` its relation."""
+
+    neighbouring: str = "add/remove or replace-one (as the sensitivity is defined)"
+    #: True when the curve is only defined at integer orders and interpolated in between
+    integer_interpolated: bool = False
+
+    @property
+    def key(self) -> Hashable:  # pragma: no cover - overridden
+        return id(self)
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mechanism) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+class Gaussian(Mechanism):
+    """Gaussian mechanism, ``sigma`` = noise std / L2 sensitivity: eps(a) = a/(2 sigma^2)."""
+
+    def __init__(self, sigma: float) -> None:
+        self.sigma = float(sigma)
+
+    @property
+    def key(self) -> Hashable:
+        return ("gaussian", self.sigma)
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(_rdp.gaussian(alpha, self.sigma))
+
+    def __repr__(self) -> str:
+        return f"Gaussian(sigma={self.sigma!r})"
+
+
+class Laplace(Mechanism):
+    """Laplace mechanism with scale ``b`` (L1 sensitivity 1)."""
+
+    def __init__(self, b: float) -> None:
+        self.b = float(b)
+
+    @property
+    def key(self) -> Hashable:
+        return ("laplace", self.b)
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(_rdp.laplace(alpha, self.b))
+
+    def __repr__(self) -> str:
+        return f"Laplace(b={self.b!r})"
+
+
+class RandomizedResponse(Mechanism):
+    """Binary randomized response, truthful with probability ``p``."""
+
+    def __init__(self, p: float) -> None:
+        self.p = float(p)
+
+    @property
+    def key(self) -> Hashable:
+        return ("rr", self.p)
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(_rdp.randomized_response(alpha, self.p))
+
+    def __repr__(self) -> str:
+        return f"RandomizedResponse(p={self.p!r})"
+
+
+class PoissonGaussian(Mechanism):
+    """Poisson-subsampled Gaussian (rate ``q``, add/remove neighbours, SPEC B.6).
+
+    ``mode="exact"`` evaluates the exact divergence at real orders; ``"compat"`` uses the
+    |C(a,i)| series of TF-Privacy / dp-accounting / Opacus at fractional orders.
+    """
+
+    neighbouring = "add/remove"
+
+    def __init__(self, sigma: float, q: float, mode: str = "exact") -> None:
+        self.sigma, self.q, self.mode = float(sigma), float(q), str(mode)
+        self._f = _rdp.poisson_gaussian_exact if mode == "exact" else _rdp.poisson_gaussian_compat
+
+    @property
+    def key(self) -> Hashable:
+        return ("poisson_gaussian", self.sigma, self.q, self.mode)
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(self._f(alpha, self.sigma, self.q))
+
+    def __repr__(self) -> str:
+        return f"PoissonGaussian(sigma={self.sigma!r}, q={self.q!r}, mode={self.mode!r})"
+
+
+class _IntegerTable(Mechanism):
+    """Integer-order curve cached in a table, CGF-interpolated in between (Corollary 10)."""
+
+    integer_interpolated = True
+    neighbouring = "replace-one"
+
+    def __init__(self) -> None:
+        self._table = np.full(3, np.nan)
+
+    def _compute(self, n: int) -> NDArray[np.float64]:  # table[j] for j < n  # pragma: no cover
+        raise NotImplementedError
+
+    def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        return None
+
+    def _at_inf(self) -> float:
+        return math.inf
+
+    def _ensure(self, amax: float) -> None:
+        need = int(math.ceil(amax)) + 1
+        if need > self._table.shape[0]:
+            n = max(need, 2 * self._table.shape[0], 66)
+            self._table = self._compute(n)
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        a = np.asarray(alpha, dtype=np.float64)
+        fin = np.isfinite(a)
+        amax = float(np.max(a[fin])) if fin.any() else 2.0
+        if amax > _rdp_alpha_max():
+            raise ValueError(f"alpha must be <= {_rdp_alpha_max():g} for integer-order bounds, got {amax!r}")
+        self._ensure(max(amax, 2.0))
+        t = self._table
+        af = np.where(fin, a, 2.0)
+        lo = np.clip(np.floor(af), 2, None).astype(np.intp)
+        hi = np.clip(np.ceil(af), 2, None).astype(np.intp)
+        out = np.asarray(_rdp.interp(af, t[lo], t[hi]), dtype=np.float64)
+        base = self._base(af)
+        if base is not None:
+            out = np.minimum(out, base)
+        out = np.where(fin, out, self._at_inf())
+        return out if out.ndim else out[()]
+
+
+def _rdp_alpha_max() -> float:
+    return 1e6
+
+
+class SubsampledGaussianWOR(_IntegerTable):
+    """Gaussian on a without-replacement subsample (ratio ``gamma``), replace-one (SPEC B.2-B.5).
+
+    ``sigma`` is noise std / replace-one sensitivity (2C for a clipped sum with clip norm C).
+    ``bound``: ``"improved"`` (Theorem 27, Pearson-Vajda; default), ``"theorem9"`` or
+    ``"lower"`` (a lower bound: never use it for accounting).
+    """
+
+    def __init__(self, sigma: float, gamma: float, bound: str = "improved") -> None:
+        super().__init__()
+        self.sigma, self.gamma, self.bound = float(sigma), float(gamma), str(bound)
+        self._b = _BOUNDS[bound]
+
+    @property
+    def key(self) -> Hashable:
+        return ("wor_gaussian", self.sigma, self.gamma, self.bound)
+
+    def _compute(self, n: int) -> NDArray[np.float64]:
+        t = np.full(n, np.nan)
+        t[2:] = _rdp.wor_gaussian(np.arange(2, n, dtype=np.float64), self.sigma, self.gamma, self._b)
+        return t
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        a = np.asarray(alpha, dtype=np.float64)
+        if self._b == 2:   # lower bound: exact at real orders (no interpolation)
+            return np.asarray(_rdp.wor_gaussian(a, self.sigma, self.gamma, 2))
+        return super().rdp(a)
+
+    def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(_rdp.gaussian(alpha, self.sigma))
+
+    def _at_inf(self) -> float:
+        return math.inf if self.gamma > 0 else 0.0
+
+    def __repr__(self) -> str:
+        return f"SubsampledGaussianWOR(sigma={self.sigma!r}, gamma={self.gamma!r}, bound={self.bound!r})"
+
+
+class SubsampledWOR(_IntegerTable):
+    """Any base mechanism on a without-replacement subsample (Theorem 9, or the improved bound).
+
+    ``base`` is a :class:`Mechanism`, or a callable ``f(alpha_array) -> rdp_array`` (replace-one).
+    ``bound="improved"`` is valid only for mechanisms satisfying WBK19's condition (one
+    worst-case pair for all Renyi and Pearson-Vajda divergences, tight RDP): the Gaussian and
+    Laplace mechanisms; for other bases the caller is responsible.
+    """
+
+    def __init__(self, base: Mechanism | Callable[[Any], Any], gamma: float,
+                 bound: str = "theorem9", eps_inf: float | None = None) -> None:
+        super().__init__()
+        if bound not in ("theorem9", "improved"):
+            raise ValueError(f"bound must be 'theorem9' or 'improved', got {bound!r}")
+        self.base = base
+        self._f: Callable[[Any], Any] = base.rdp if isinstance(base, Mechanism) else base
+        self.gamma, self.bound = float(gamma), bound
+        if eps_inf is None:
+            with np.errstate(all="ignore"):
+                try:
+                    eps_inf = float(np.asarray(self._f(np.array([np.inf])), dtype=np.float64).ravel()[0])
+                except Exception:  # noqa: BLE001 - any failure means "unknown": use inf (conservative)
+                    eps_inf = math.inf
+            if not eps_inf == eps_inf:
+                eps_inf = math.inf
+        self.eps_inf = float(eps_inf)
+
+    @property
+    def key(self) -> Hashable:
+        bk = self.base.key if isinstance(self.base, Mechanism) else id(self.base)
+        return ("wor", bk, self.gamma, self.bound, self.eps_inf)
+
+    def _compute(self, n: int) -> NDArray[np.float64]:
+        extra = 1 if self.bound == "improved" else 0
+        orders = np.arange(2, n + extra, dtype=np.float64)
+        e = np.zeros(n + extra)
+        e[2:] = np.asarray(self._f(orders), dtype=np.float64)
+        return np.asarray(_rdp.wor_table(e, self.eps_inf, self.gamma, _BOUNDS[self.bound]))[:n]
+
+    def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(self._f(alpha), dtype=np.float64)
+
+    def _at_inf(self) -> float:
+        if self.gamma == 0:
+            return 0.0
+        if math.isinf(self.eps_inf):
+            return math.inf
+        return math.log1p(self.gamma * math.expm1(self.eps_inf))
+
+    def __repr__(self) -> str:
+        return f"SubsampledWOR({self.base!r}, gamma={self.gamma!r}, bound={self.bound!r})"
+
+
+class Custom(Mechanism):
+    """A user-supplied RDP curve ``func(alpha_array) -> rdp_array`` (must be a valid bound at every real order)."""
+
+    def __init__(self, func: Callable[[Any], Any], name: str = "custom") -> None:
+        self.func, self.name = func, name
+
+    @property
+    def key(self) -> Hashable:
+        return ("custom", id(self.func))
+
+    def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(self.func(alpha), dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return f"Custom({self.name!r})"

@@ -1,0 +1,346 @@
+"""mpmath oracles for every RDP kernel (SPEC Part B sections 1-6).
+
+Each oracle is an independent high-precision evaluation of the defining formula (not of
+our algorithm): binomial sums in mpmath at 50+ digits, Pearson-Vajda differences by exact
+alternating sums at high precision, and fractional-order Poisson moments by mpmath
+quadrature of the defining integral.  Tolerances are stated per regime.
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from dpbounds.rdp import _rdp
+
+# ---------------------------------------------------------------- oracles
+
+
+def o_laplace(a, b):
+    a, b = mp.mpf(a), mp.mpf(b)
+    if a == 1:
+        return 1 / b + mp.exp(-1 / b) - 1
+    return mp.log(a / (2 * a - 1) * mp.exp((a - 1) / b) + (a - 1) / (2 * a - 1) * mp.exp(-a / b)) / (a - 1)
+
+
+def o_rr(a, p):
+    a, p = mp.mpf(a), mp.mpf(p)
+    if a == 1:
+        return (2 * p - 1) * mp.log(p / (1 - p))
+    return mp.log(p ** a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
+
+
+def o_wor_upper(a, g, eps, eps_inf, improved, logs=None):
+    """Theorem 9 / Theorem 27 from the formula (SPEC B.2-B.3); eps(j) an mpmath callable."""
+    g = mp.mpf(g)
+    s = lambda i: mp.mpf(1) if i < 2 else mp.exp((i - 1) * eps(i))  # noqa: E731
+    D = {}
+
+    def Dl(l):
+        if l not in D:
+            D[l] = mp.fsum((-1) ** (l - i) * mp.binomial(l, i) * s(i) for i in range(l + 1))
+        return D[l]
+
+    em = mp.inf if eps_inf == mp.inf else mp.expm1(eps_inf)
+    e2 = eps(2)
+    tot = g ** 2 * mp.binomial(a, 2) * min(4 * mp.expm1(e2), mp.exp(e2) * min(2, em ** 2))
+    for j in range(3, a + 1):
+        f = s(j) * min(2, em ** j)
+        if improved:
+            f = min(f, 4 * mp.sqrt(abs(Dl(2 * (j // 2))) * abs(Dl(2 * ((j + 1) // 2)))))
+        tot += g ** j * mp.binomial(a, j) * f
+    val = mp.log1p(tot) / (a - 1)
+    sub_inf = mp.inf if eps_inf == mp.inf else mp.log1p(g * em)
+    return min(val, eps(a), sub_inf)
+
+
+def o_wor_lower(a, g, eps):
+    g = mp.mpf(g)
+    tot = mp.fsum(mp.binomial(a, j) * (1 - g) ** (a - j) * g ** j * mp.expm1((j - 1) * eps(j)) for j in range(2, a + 1))
+    return mp.log1p(tot) / (a - 1)
+
+
+def o_poisson_quad(a, sigma, q):
+    """A_a - 1 (a > 1) or KL (a == 1) by mpmath quadrature of the defining integral (z ~ N(0, sigma^2))."""
+    a, s, q = mp.mpf(a), mp.mpf(sigma), mp.mpf(q)
+
+    def f(z):
+        x = q * mp.expm1((2 * z - 1) / (2 * s ** 2))
+        if a == 1:
+            return ((1 + x) * mp.log1p(x) - x) * mp.npdf(z, 0, s)
+        return ((1 + x) ** a - 1 - a * x) * mp.npdf(z, 0, s)
+
+    pts = sorted({-40 * s, -1, 0, mp.mpf(1) / 2, 1, a, a - 12 * s, a + 12 * s, a + 40 * s})
+    return mp.quad(f, pts)
+
+
+def o_poisson(a, sigma, q):
+    I = o_poisson_quad(a, sigma, q)  # noqa: E741
+    return I if a == 1 else mp.log1p(I) / (a - 1)
+
+
+def o_mtz_series(a, sigma, q, absolute):
+    a, s, q = mp.mpf(a), mp.mpf(sigma), mp.mpf(q)
+    z0 = s ** 2 * mp.log(1 / q - 1) + mp.mpf(1) / 2
+
+    def t(i):
+        c = mp.binomial(a, i)
+        if absolute:
+            c = abs(c)
+        return c * (q ** i * (1 - q) ** (a - i) * mp.exp((i * i - i) / (2 * s ** 2)) * mp.ncdf((z0 - i) / s)
+                    + q ** (a - i) * (1 - q) ** i * mp.exp(((a - i) ** 2 - (a - i)) / (2 * s ** 2)) * mp.ncdf(((a - i) - z0) / s))
+
+    return mp.log(mp.nsum(t, [0, mp.inf])) / (a - 1)
+
+
+def rel(x, y):
+    y = float(y)
+    return abs(x - y) / abs(y) if y != 0 else abs(x)
+
+
+# ---------------------------------------------------------------- base mechanisms
+
+ALPHAS = [1.0, 1.0 + 1e-9, 1.001, 1.5, 2.0, 3.7, 10.0, 100.0, 1e4]
+
+
+@pytest.mark.parametrize("a", ALPHAS)
+def test_laplace_vs_mpmath(a):
+    # 1e-14: the series branch (a/b < 0.5) and the log1p branch are both cancellation-free.
+    mp.mp.dps = 40
+    for b in [1e-3, 0.1, 0.5, 2.0, 37.0, 1e3, 1e6]:
+        assert rel(_rdp.laplace(a, b), o_laplace(a, b)) < 1e-14, (a, b)
+
+
+@pytest.mark.parametrize("a", ALPHAS)
+def test_randomized_response_vs_mpmath(a):
+    # 1e-14: the sinh-product identity removes the cancellation near p = 1/2.
+    mp.mp.dps = 60
+    for p in [1e-6, 0.1, 0.4, 0.5 + 1e-7, 0.6, 0.9, 1 - 1e-6]:
+        assert rel(_rdp.randomized_response(a, p), o_rr(a, p)) < 1e-14, (a, p)
+
+
+def test_base_edges():
+    assert _rdp.gaussian(np.inf, 1.0) == np.inf
+    assert _rdp.gaussian(3.0, 2.0) == 3.0 / 8.0
+    assert _rdp.laplace(np.inf, 2.0) == 0.5
+    assert _rdp.randomized_response(np.inf, 0.9) == pytest.approx(math.log(9.0), rel=1e-15)
+    assert _rdp.randomized_response(5.0, 0.5) == 0.0
+    for f, bad in [(_rdp.gaussian, 0.0), (_rdp.laplace, -1.0), (_rdp.randomized_response, 1.0)]:
+        assert np.isnan(f(2.0, bad))
+        assert np.isnan(f(0.5, 0.7))       # alpha < 1 is outside the domain
+
+
+# ---------------------------------------------------------------- without replacement
+
+GRID_WOR = [(1.0, 1e-3), (1.0, 0.1), (5.0, 1e-3), (5.0, 0.05), (50.0, 0.01), (50.0, 0.1), (0.5, 0.01)]
+ORDERS = [2, 3, 4, 7, 16, 33, 64, 128, 256]
+
+
+@pytest.mark.parametrize("sigma,g", GRID_WOR)
+def test_wor_gaussian_vs_mpmath(sigma, g):
+    # Theorem 9 and the lower bound: positive sums, 1e-12.  Theorem 27: the oracle takes exact
+    # alternating sums at 330 digits; ours uses quadrature of positive integrands: 1e-12.
+    mp.mp.dps = 60 if sigma < 10 else 330   # D^256 at sigma = 50 ~ 1e-180 from terms ~ 1e77
+    eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
+    orders = np.array(ORDERS, float)
+    t9 = _rdp.wor_gaussian(orders, sigma, g, 0)
+    t27 = _rdp.wor_gaussian(orders, sigma, g, 1)
+    lo = _rdp.wor_gaussian(orders, sigma, g, 2)
+    for k, a in enumerate(ORDERS):
+        assert rel(t9[k], o_wor_upper(a, g, eps, mp.inf, False)) < 1e-12, ("thm9", a)
+        assert rel(t27[k], o_wor_upper(a, g, eps, mp.inf, True)) < 1e-12, ("thm27", a)
+        assert rel(lo[k], o_wor_lower(a, g, eps)) < 1e-12, ("lower", a)
+
+
+def test_wor_spec_numbers():
+    # SPEC B.3/B.4 quoted values (independent mpmath runs of the reference).
+    assert _rdp.wor_gaussian(256.0, 50.0, 0.01, 1) == pytest.approx(2.1043e-5, rel=1e-4)
+    assert _rdp.wor_gaussian(256.0, 50.0, 0.01, 0) == pytest.approx(1.0038e-2, rel=1e-4)
+    assert _rdp.wor_gaussian(4.0, 100.0, 0.01, 0) == pytest.approx(2.754e-6, rel=1e-3)
+    assert _rdp.wor_gaussian(4.0, 100.0, 0.01, 1) == pytest.approx(8.001e-8, rel=1e-3)
+    assert _rdp.wor_gaussian(256.0, 5.0, 0.001, 1) == pytest.approx(2.1539e-5, rel=1e-4)
+    assert _rdp.wor_gaussian(32.0, 5.0, 0.01, 1) == pytest.approx(2.70466e-4, rel=1e-5)
+    assert _rdp.wor_gaussian(32.0, 5.0, 0.01, 0) == pytest.approx(6.46999e-4, rel=1e-5)
+    assert _rdp.wor_gaussian(32.0, 5.0, 0.01, 2) == pytest.approx(6.61125e-5, rel=1e-5)
+
+
+def test_wor_table_general_mechanisms_vs_mpmath():
+    # Theorem 9 for Laplace and randomized response (finite eps_inf: the (e^{eps_inf}-1)^j factors).
+    mp.mp.dps = 50
+    for name, f, o, par, einf in [("lap", _rdp.laplace, o_laplace, 0.5, 2.0), ("lap", _rdp.laplace, o_laplace, 2.0, 0.5),
+                                  ("rr", _rdp.randomized_response, o_rr, 0.9, math.log(9)),
+                                  ("rr", _rdp.randomized_response, o_rr, 0.6, math.log(1.5))]:
+        table = np.zeros(70)
+        table[2:] = f(np.arange(2, 70.0), par)
+        for g in [1e-3, 0.1]:
+            cur = _rdp.wor_table(table, einf, g, 0)
+            eps = lambda j, o=o, par=par: o(j, par)  # noqa: E731
+            einf_mp = o(mp.inf, par) if False else (1 / mp.mpf(par) if name == "lap" else abs(mp.log(mp.mpf(par) / (1 - mp.mpf(par)))))
+            for a in [2, 3, 5, 20, 69]:
+                assert rel(cur[a], o_wor_upper(a, g, eps, einf_mp, False)) < 1e-12, (name, par, g, a)
+
+
+def test_wor_generic_improved_is_valid_upper():
+    # Generic (alternating-sum, padded) Pearson-Vajda differences never under-state D^l.
+    mp.mp.dps = 400
+    for sigma in [1.0, 5.0, 30.0]:
+        logs = np.array([0.0, 0.0] + [j * (j - 1) / (2 * sigma ** 2) for j in range(2, 80)])
+        ld = _rdp.pv_logd(logs)
+        for l in range(2, 80, 2):
+            exact = mp.fsum((-1) ** (l - i) * mp.binomial(l, i) * (mp.exp(mp.mpf(i * (i - 1)) / (2 * mp.mpf(sigma) ** 2)))
+                            for i in range(l + 1))
+            assert ld[l] >= float(mp.log(exact)) - 1e-13, (sigma, l)
+        # and it is tight wherever the sum does not cancel much (small l, small sigma; at sigma=30
+        # D^4 ~ 3/sigma^4 cancels 6 digits of O(1) terms, so only validity is asserted there)
+        if sigma <= 5:
+            assert ld[4] == pytest.approx(float(mp.log(mp.fsum((-1) ** (4 - i) * mp.binomial(4, i) * mp.exp(mp.mpf(i * (i - 1)) / (2 * mp.mpf(sigma) ** 2)) for i in range(5)))), rel=1e-9)
+
+
+def test_wor_fractional_interpolation():
+    sigma, g = 5.0, 0.01
+    a = np.array([2.0, 2.25, 2.5, 3.0])
+    v = _rdp.wor_gaussian(a, sigma, g, 1)
+    K = lambda x, e: (x - 1) * e  # noqa: E731
+    assert K(2.25, v[1]) == pytest.approx(0.75 * K(2, v[0]) + 0.25 * K(3, v[3]), rel=1e-14)
+    assert _rdp.wor_gaussian(1.3, sigma, g, 0) == _rdp.wor_gaussian(2.0, sigma, g, 0)
+    # lower bound at fractional orders is the exact pair divergence = Poisson exact value
+    assert _rdp.wor_gaussian(2.5, sigma, g, 2) == _rdp.poisson_gaussian_exact(2.5, sigma, g)
+
+
+def test_wor_edges():
+    assert _rdp.wor_gaussian(5.0, 2.0, 0.0, 0) == 0.0
+    assert _rdp.wor_gaussian(5.0, 2.0, 1.0, 1) == 5.0 / 8.0
+    assert _rdp.wor_gaussian(np.inf, 2.0, 0.1, 1) == np.inf
+    assert np.isnan(_rdp.wor_gaussian(5.0, 2.0, 1.5, 0))
+    assert np.isnan(_rdp.wor_gaussian(5.0, 2.0, 0.1, 7))
+    assert np.isnan(_rdp.wor_gaussian(2e6, 2.0, 0.1, 0))
+
+
+def test_wor_large_alpha_no_overflow():
+    # alpha up to 1e4: finite, monotone, and below the base curve.
+    a = np.array([1e3, 5e3, 1e4])
+    for b in (0, 1, 2):
+        v = _rdp.wor_gaussian(a, 1.0, 0.01, b)
+        assert np.all(np.isfinite(v)) and np.all(np.diff(v) > 0) and np.all(v <= a / 2)
+
+
+# ---------------------------------------------------------------- Poisson
+
+@pytest.mark.parametrize("sigma,q", [(0.7, 1e-9), (1.0, 1e-6), (1.0, 0.01), (5.0, 0.001), (2.0, 0.3), (30.0, 0.9)])
+def test_poisson_integer_vs_mpmath(sigma, q):
+    # positive closed sum: 1e-13 for q down to 1e-9 (autodp is 34% off at 1e-7, SPEC B.8.3)
+    mp.mp.dps = 50
+    eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
+    for a in [2, 3, 8, 32, 256]:
+        assert rel(_rdp.poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps)) < 1e-13
+
+
+@pytest.mark.parametrize("sigma,q", [(0.5, 1e-9), (1.0, 1e-4), (1.0, 0.01), (5.0, 0.3), (30.0, 0.9)])
+def test_poisson_fractional_exact_vs_quadrature(sigma, q):
+    # trapezoid in log space vs mpmath tanh-sinh on the same integrand: 1e-12.
+    mp.mp.dps = 30
+    for a in [1.0, 1.5, 2.5, 7.25, 20.5]:
+        assert rel(_rdp.poisson_gaussian_exact(a, sigma, q), o_poisson(a, sigma, q)) < 1e-12, a
+
+
+@pytest.mark.parametrize("sigma,q,a", [(1.0, 0.01, 1.5), (0.7, 0.05, 1.5), (2.0, 0.05, 7.25), (5.0, 0.001, 2.5), (1.0, 1e-6, 10.5)])
+def test_poisson_compat_and_signed_series(sigma, q, a):
+    # compat = |C| series (1e-10: the polynomial tail is cut at e^-40 relative);
+    # exact = signed series (1e-13).  Finding of SPEC B.6 reproduced: compat > exact.
+    mp.mp.dps = 30
+    assert rel(_rdp.poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)) < 1e-10
+    assert rel(_rdp.poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
+    assert _rdp.poisson_gaussian_compat(a, sigma, q) >= _rdp.poisson_gaussian_exact(a, sigma, q)
+
+
+def test_poisson_spec_finding_magnitudes():
+    # SPEC B.6: |C| series is +4.0% at a=1.5 and +0.09% at a=2.5 (sigma=1, q=0.01)
+    r15 = _rdp.poisson_gaussian_compat(1.5, 1.0, 0.01) / _rdp.poisson_gaussian_exact(1.5, 1.0, 0.01) - 1
+    r25 = _rdp.poisson_gaussian_compat(2.5, 1.0, 0.01) / _rdp.poisson_gaussian_exact(2.5, 1.0, 0.01) - 1
+    assert r15 == pytest.approx(0.040, abs=0.001)
+    assert r25 == pytest.approx(0.0009, abs=0.0001)
+
+
+def test_poisson_edges():
+    assert _rdp.poisson_gaussian_exact(3.0, 1.0, 0.0) == 0.0
+    assert _rdp.poisson_gaussian_exact(3.0, 2.0, 1.0) == 3.0 / 8.0
+    assert _rdp.poisson_gaussian_compat(np.inf, 2.0, 0.1) == np.inf
+    assert np.isnan(_rdp.poisson_gaussian_exact(3.0, 2.0, -0.1))
+    assert np.isnan(_rdp.poisson_gaussian_exact(0.9, 2.0, 0.1))
+    assert _rdp.poisson_negseries_log(3.0, 1.0, 0.1) == -np.inf
+
+
+# ---------------------------------------------------------------- NaN sweep
+
+UFUNCS = [f for f in vars(_rdp).values() if isinstance(f, np.ufunc)]
+
+
+@pytest.mark.parametrize("uf", UFUNCS, ids=lambda u: u.__name__)
+def test_nan_sweep(uf):
+    good = {1: [2.5], 2: [2.5, 1.5], 3: [2.5, 1.5, 0.01]}[uf.nin]
+    if uf.__name__.startswith(("eps_objective", "logdelta")):
+        good = [2.5, 0.1, 0.01]
+    for k in range(uf.nin):
+        args = list(good)
+        args[k] = np.nan
+        assert np.isnan(uf(*args)), (uf.__name__, k)
+    out = uf(*[np.full(4, v) for v in good])      # arrays broadcast, no warning raised
+    assert out.shape == (4,)
+
+
+def test_nan_sweep_wor():
+    for b in (0, 1, 2):
+        for k in range(3):
+            args = [3.0, 2.0, 0.1]
+            args[k] = np.nan
+            assert np.isnan(_rdp.wor_gaussian(*args, b))
+
+
+# ---------------------------------------------------------------- no FP flags at extreme arguments
+
+def test_extreme_arguments_raise_no_fp_warning():
+    # pytest runs with filterwarnings=error: an overflow/invalid flag in any ufunc loop fails here.
+    import itertools
+    A = [1.0, 1 + 1e-15, 1.5, 2.0, 3.0, 1e4, 1e6, 1e300, np.inf]
+    P = [1e-300, 1e-9, 0.3, 0.5, 0.999999, 1.0, 7.0, 1e5, 1e300, np.inf]
+    a, p = (np.array(v) for v in zip(*itertools.product(A, P)))
+    for f in (_rdp.gaussian, _rdp.laplace, _rdp.randomized_response):
+        v = f(a, p)
+        assert not np.any(v < 0)
+    a, s, q = (np.array(v) for v in zip(*itertools.product([1.0, 1.5, 2.0, 7.5, 100.0, 1e4, np.inf],
+                                                           [0.05, 0.3, 7.0, 1e5, 1e300],
+                                                           [0.0, 1e-300, 1e-9, 0.5, 1 - 1e-16, 1.0])))
+    for f in (_rdp.poisson_gaussian_exact, _rdp.poisson_gaussian_compat):
+        v = f(a, s, q)
+        assert np.all(v >= 0)
+    a, r, d = (np.array(v) for v in zip(*itertools.product(A, [0.0, 1e-300, 1e-5, 1.0, 1e300, np.inf],
+                                                           [1e-300, 1e-10, 0.5, 1 - 1e-16, 0.0, 10.0, np.inf])))
+    for f in (_rdp.eps_objective_classic, _rdp.eps_objective_improved,
+              _rdp.logdelta_objective_classic, _rdp.logdelta_objective_improved):
+        f(a, r, d)
+
+
+def test_poisson_exact_continuous_at_alpha_one():
+    # regression: near-integer and near-1 orders (no cancellation as a -> 1, no lgamma pole)
+    kl = _rdp.poisson_gaussian_exact(1.0, 1.0, 0.25)
+    for a in (1 + 2.2e-16, 1 + 1e-12, 1 + 1e-8):
+        assert _rdp.poisson_gaussian_exact(a, 1.0, 0.25) == pytest.approx(kl, rel=1e-6)
+    for a in (2 + 1e-15, 3 - 1e-15, 1 + 2.2e-16):
+        assert np.isfinite(_rdp.poisson_gaussian_compat(a, 1.0, 0.5))
+    assert _rdp.poisson_gaussian_exact(3 - 1e-15, 1.0, 0.25) == pytest.approx(_rdp.poisson_gaussian_exact(3.0, 1.0, 0.25), rel=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigma,g", [(0.3, 1e-6), (1.0, 0.5), (20.0, 1e-4), (100.0, 0.3)])
+def test_wor_large_alpha_vs_mpmath(sigma, g):
+    # large orders: the binomials come from lgamma values of ~6e3 nats (a = 1000) whose absolute
+    # rounding (~1e-16 x 6e3) becomes the relative error of each term: measured 1.4e-12 at a = 1000,
+    # so the tolerance here is 5e-12 (it is 1e-12 for a <= 256 above).
+    mp.mp.dps = 40
+    eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
+    for a in (500, 1000):
+        assert rel(_rdp.wor_gaussian(float(a), sigma, g, 0), o_wor_upper(a, g, eps, mp.inf, False)) < 5e-12
+        assert rel(_rdp.wor_gaussian(float(a), sigma, g, 2), o_wor_lower(a, g, eps)) < 5e-12
+        assert rel(_rdp.poisson_gaussian_exact(float(a), sigma, g), o_wor_lower(a, g, eps)) < 5e-12
