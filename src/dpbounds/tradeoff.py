@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpbounds.epochs import compose_delta
-from numpy.typing import ArrayLike, NDArray
 
 from dpbounds import _tradeoff as _uf
 from dpbounds._validation import (
