@@ -3,6 +3,8 @@
 Validated API (raises ``ValueError`` naming the bad parameter):
     delta_bound, delta_bound_terms, theorem31, rounds_closed_form, rounds_required,
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
+Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
+(``dpbounds.rdp``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, rho3, and ``dpbounds.ufuncs``.
 """
@@ -10,6 +12,29 @@ from dpbounds import _ufuncs as ufuncs
 from dpbounds._ufuncs import rho3
 from dpbounds.epochs import compose_delta, per_epoch_delta
 from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
+from dpbounds.tradeoff import (
+    edgeworth_status,
+    f0delta_compose,
+    f0delta_tradeoff,
+    gaussian_compose,
+    gaussian_f0delta_tradeoff,
+    gaussian_tradeoff,
+    gdp_delta,
+    gdp_epsilon,
+    max_gap_gaussian,
+    mu_poisson,
+    mu_poisson_drs,
+    mu_random_allocation,
+    multi_epoch_tradeoff,
+    sep,
+    sep_gaussian,
+    tradeoff_clt,
+    tradeoff_clt_slope,
+    tradeoff_edgeworth,
+    tradeoff_lower_bound,
+)
+from dpbounds.curve import TradeoffCurve
+from dpbounds import rdp
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
     LognormalMoments,
@@ -27,6 +52,27 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BERRY_ESSEEN_CONSTANT",
+    "TradeoffCurve",
+    "edgeworth_status",
+    "f0delta_compose",
+    "f0delta_tradeoff",
+    "gaussian_compose",
+    "gaussian_f0delta_tradeoff",
+    "gaussian_tradeoff",
+    "gdp_delta",
+    "gdp_epsilon",
+    "max_gap_gaussian",
+    "mu_poisson",
+    "mu_poisson_drs",
+    "mu_random_allocation",
+    "multi_epoch_tradeoff",
+    "rdp",
+    "sep",
+    "sep_gaussian",
+    "tradeoff_clt",
+    "tradeoff_clt_slope",
+    "tradeoff_edgeworth",
+    "tradeoff_lower_bound",
     "LognormalMoments",
     "Theorem31Result",
     "compose_delta",
