@@ -294,3 +294,34 @@ def _clog1p(r):
     with np.errstate(divide="ignore"):
         mod = 0.5 * np.log1p(2.0 * re + re * re + im * im)
     return mod + 1j * np.arctan2(im, 1.0 + re)
+
+
+def _cell_masses(law: LognormalSum, h_target: float):
+    """Wrapped masses of x = S - M on N cells [xlo + k h, xlo + (k+1) h), by one inverse FFT.
+
+    Returns (edges_lo, h, p0, p1, err) where err bounds the sum over cells of the absolute
+    round-off/truncation error of each mass array (an estimate: FFT round-off
+    ~ 1e-16 * N * (h/P) * sum|psi|, plus the truncated series).
+    """
+    P = law.P
+    N = int(2 ** math.ceil(math.log2(max(P / h_target, 2.0 * law.n_eff + 2.0, 16.0))))
+    h = P / N
+    n = np.arange(0, N // 2 + 1, dtype=float)
+    t = n * _TWO_PI / P
+    out = []
+    for psi in (law.psi0, law.psi1):
+        a = np.zeros(N // 2 + 1, dtype=complex)
+        a[0] = 1.0
+        k = min(law.n_eff, N // 2)
+        a[1:k + 1] = psi[:k]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sinc = np.where(t > 0, np.sin(t * h / 2) / (t * h / 2), 1.0)
+        # mass_k = (1/N) sum_n a_n sinc_n e^{-i t_n (xlo + h/2)} e^{-2 pi i n k / N}
+        frac = np.mod(n * ((law.xlo + 0.5 * h) / P), 1.0)
+        coef = a * sinc * np.exp(-1j * _TWO_PI * frac)
+        mass = np.fft.irfft(np.conj(coef), n=N)
+        out.append(mass)
+    s = float(np.sum(np.abs(law.psi0))) + float(np.sum(np.abs(law.psi1)))
+    err = 1e-15 * (1.0 + 2.0 * s) * math.log2(N) + N * law.err_trunc * h / P
+    edges = law.xlo + h * np.arange(N)
+    return edges, h, out[0], out[1], err
