@@ -1,0 +1,68 @@
+"""RandomAllocationAccountant, CLI, and the PLD_accounting peer cross-check."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpbounds import _ufuncs as U
+from dpbounds.accountant import RandomAllocationAccountant
+
+
+def test_methods_and_labels():
+    ex = RandomAllocationAccountant(1.0, 100, 1)
+    lo, hi = ex.get_epsilon(1e-5)
+    assert lo <= hi and ex.bound_kind == "certified bracket"
+    ga = RandomAllocationAccountant(1.0, 100, 1, method="gdp_asymptotic")
+    assert "not a bound" in ga.bound_kind
+    assert ga.gdp_mu() == pytest.approx(math.sqrt(math.expm1(1.0) / 100), rel=1e-15)
+    e_g = ga.get_epsilon(1e-5)
+    assert e_g[0] == e_g[1] > 0
+    d = ga.get_delta(e_g[0])[0]
+    assert d == pytest.approx(1e-5, rel=1e-9)
+
+
+def test_closed_form_matches_theorem31():
+    cf = RandomAllocationAccountant(1.0, 1_000_000, 4, method="closed_form")
+    dmin = float(U.delta_bound_exact(1.0, 1e6))
+    assert cf.get_delta(1.0)[1] == pytest.approx(float(U.compose_delta(dmin, 4.0)), rel=1e-15)
+    # exact delta at eps -> 0 is TV of the E-fold pair, below the closed-form bound
+    ex = RandomAllocationAccountant(1.0, 1_000_000, 1)
+    assert ex.get_delta(1e-9)[1] < dmin
+    with pytest.raises(ValueError, match="Theorem 3.1 does not apply"):
+        RandomAllocationAccountant(1.0, 10, 1, method="closed_form").get_delta(1.0)
+
+
+def test_exact_gdp_mu_and_tradeoff():
+    acc = RandomAllocationAccountant(2.0, 1000, 1)
+    mu = acc.gdp_mu()
+    mu_asym = math.sqrt(math.expm1(0.25) / 1000)
+    assert 0.9 * mu_asym < mu < 1.5 * mu_asym
+    f, err = acc.tradeoff([0.1, 0.5])
+    assert np.all(err < 1e-9)
+    with pytest.raises(ValueError):
+        RandomAllocationAccountant(2.0, 1000, 3).tradeoff(0.5)
+    with pytest.raises(ValueError, match="method"):
+        RandomAllocationAccountant(2.0, 1000, 1, method="bogus")
+
+
+def test_cli_epsilon_and_curve(tmp_path, capsys):
+    from dpbounds.cli import main
+
+    assert main(["--json", "epsilon", "--sigma", "1", "--rounds", "100", "--delta", "1e-5"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon_lower"] <= out["epsilon_upper"] < 0.7
+    p = tmp_path / "c.csv"
+    assert main(["curve", "--sigma", "1", "--rounds", "100", "--points", "5", "--out", str(p)]) == 0
+    data = np.loadtxt(p, delimiter=",", skiprows=1)
+    assert data.shape == (5, 3) and data[0, 1] == 1.0
+
+
+@pytest.mark.peers
+def test_peer_pld_accounting_brackets_overlap():
+    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
+    up, lo = pa.gaussian_allocation_epsilon_range(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=1)
+    ours = RandomAllocationAccountant(1.0, 100, 1).get_epsilon(1e-5)
+    assert ours[1] >= lo  # our upper bound never below their lower bound
+    assert ours[0] <= up  # and vice versa
+    assert ours[1] - ours[0] <= up - lo
