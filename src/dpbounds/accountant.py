@@ -208,29 +208,25 @@ class RandomAllocationPLD:
         law, M = self._law, self.rounds
         num = law.err_trunc + law.err_round
         ee = math.exp(eps)
-        # remove: P1[x > y] - e^eps P0[x > y]
-        y = M * math.expm1(eps)
+        y = M * math.expm1(eps)  # remove: P1[x > y] - e^eps P0[x > y]
+        y2 = M * math.expm1(-eps)  # add: P0[x <= y2] - e^eps P1[x <= y2]
+        pts = [min(max(y, law.xlo), law.xhi), min(max(y2, law.xlo), law.xhi)]
+        g0, g1 = law.wrapped_cdf_pair(pts)
         if y >= law.xhi:
             r_lo, r_hi = 0.0, law.tail_hi1
         else:
-            g0 = float(law.wrapped_cdf([y], 0)[0])
-            g1 = float(law.wrapped_cdf([y], 1)[0])
-            c = (1 - g1) - ee * (1 - g0)
+            c = (1 - g1[0]) - ee * (1 - g0[0])
             r_hi = c + law.tail_lo1 + law.tail_hi1 + num + ee * (law.tail_lo0 + num)
             r_lo = c - law.tail_lo1 - num - ee * (law.tail_lo0 + law.tail_hi0 + num)
-        # add: P0[x <= y'] - e^eps P1[x <= y']
-        y2 = M * math.expm1(-eps)
         if y2 <= law.xlo:
             a_lo, a_hi = 0.0, law.tail_lo0
         else:
-            g0 = float(law.wrapped_cdf([y2], 0)[0])
-            g1 = float(law.wrapped_cdf([y2], 1)[0])
-            c = g0 - ee * g1
+            c = g0[1] - ee * g1[1]
             a_hi = c + law.tail_lo0 + num + ee * (law.tail_lo1 + law.tail_hi1 + num)
             a_lo = c - law.tail_lo0 - law.tail_hi0 - num - ee * (law.tail_lo1 + num)
         lo = max(r_lo, a_lo, 0.0)
         hi = min(max(r_hi, a_hi), 1.0)
-        return lo, hi
+        return float(lo), float(hi)
 
     # ---- E > 1: lattice PLD ------------------------------------------------
     def _lattice_pmfs(self, delta_l: float):
@@ -268,14 +264,17 @@ class RandomAllocationPLD:
         """E-fold convolution on a window; returns (s0, composed pmf, outside-mass bound)."""
         k = np.arange(pmf.size, dtype=float)
         tot = float(pmf.sum())
-        mean = float(np.dot(k, pmf)) / tot
-        var = float(np.dot((k - mean) ** 2, pmf)) / tot
+        # (np.sum of products rather than np.dot: BLAS threads are slow on a loaded machine)
+        mean = float(np.sum(k * pmf)) / tot
+        var = float(np.sum((k - mean) ** 2 * pmf)) / tot
         # Chernoff bounds for the sum of E i.i.d. lattice variables (sub-probability, mass tot)
-        lam = np.logspace(-8, 0, 81) / max(math.sqrt(var), 1.0)
+        lam = np.logspace(-6, 0, 31) / max(math.sqrt(var), 1.0)
         kc = k - mean
-        with np.errstate(over="ignore"):
-            lmgf_p = np.array([math.log(max(np.dot(np.exp(np.minimum(l * kc, 700.0)), pmf), 1e-300)) for l in lam])
-            lmgf_m = np.array([math.log(max(np.dot(np.exp(np.minimum(-l * kc, 700.0)), pmf), 1e-300)) for l in lam])
+        # exponents clipped to [-700, 700]: raising the small terms only enlarges the MGF
+        # (still a valid Chernoff bound) and keeps subnormals out of the dot products
+        pm = np.maximum(pmf, 1e-150)  # raising tiny masses keeps the MGF an upper bound
+        lmgf_p = np.array([math.log(float(np.sum(np.exp(np.clip(l * kc, -300.0, 700.0)) * pm))) for l in lam])
+        lmgf_m = np.array([math.log(float(np.sum(np.exp(np.clip(-l * kc, -300.0, 700.0)) * pm))) for l in lam])
         log_tau = math.log(tau)
         # smallest a with min_l exp(-l a + E lmgf) <= tau
         a_hi = float(np.min((E * lmgf_p - log_tau) / lam))
@@ -312,23 +311,17 @@ class RandomAllocationPLD:
             s_up, g_up, out_up = self._compose(jmin, pu, E, delta_l, tau)
             s_dn, g_dn, out_dn = self._compose(jdmin, pd, E, delta_l, tau)
             inf_tot = -math.expm1(E * math.log1p(-min(inf_up, 1.0))) if inf_up < 1 else 1.0
-            comp[direction] = (s_up, g_up, out_up + inf_tot, s_dn, g_dn, out_dn + E * miss)
+            comp[direction] = (_HockeyStick(s_up, g_up, delta_l), out_up + inf_tot,
+                               _HockeyStick(s_dn, g_dn, delta_l), out_dn + E * miss)
         self._lattice[delta_l] = comp
         return comp
 
     def _deltaE(self, eps: float, delta_l: float) -> tuple[float, float]:
         comp = self._lattice_delta_fn(delta_l)
         lo_all, hi_all = 0.0, 0.0
-        for s_up, g_up, add_up, s_dn, g_dn, sub_dn in comp.values():
-            def hs(s0, g):
-                ell = (s0 + np.arange(g.size)) * delta_l
-                mask = ell > eps
-                return float(np.dot(g[mask], -np.expm1(eps - ell[mask])))
-
-            hi = hs(s_up, g_up) + add_up
-            lo = hs(s_dn, g_dn) - sub_dn
-            lo_all = max(lo_all, lo)
-            hi_all = max(hi_all, hi)
+        for hs_up, add_up, hs_dn, sub_dn in comp.values():
+            lo_all = max(lo_all, hs_dn(eps) - sub_dn)
+            hi_all = max(hi_all, hs_up(eps) + add_up)
         return max(lo_all, 0.0), min(hi_all, 1.0)
 
     def _delta_l_for(self, eps_guess: float) -> float:
@@ -357,6 +350,24 @@ class RandomAllocationPLD:
         return _invert(fn, d)
 
 
+class _HockeyStick:
+    """eps -> sum_{l > eps} g_l (1 - e^{eps - l}) in O(log n) from two tail sums (eps >= 0)."""
+
+    def __init__(self, s0: int, g: np.ndarray, delta_l: float):
+        ell = (s0 + np.arange(g.size)) * delta_l
+        keep = ell > 0
+        self.ell = ell[keep]
+        gk = g[keep]
+        self.t1 = np.cumsum(gk[::-1])[::-1]
+        self.t2 = np.cumsum((gk * np.exp(-self.ell))[::-1])[::-1]
+
+    def __call__(self, eps: float) -> float:
+        k = int(np.searchsorted(self.ell, eps, side="right"))
+        if k >= self.ell.size:
+            return 0.0
+        return float(self.t1[k] - math.exp(eps) * self.t2[k])
+
+
 def _gdp_eps(mu: float, delta: float) -> float:
     lo, hi = 0.0, 1.0
     while float(_gdp_delta(mu, hi)) > delta and hi < 1e4:
@@ -371,42 +382,73 @@ def _gdp_eps(mu: float, delta: float) -> float:
 
 
 def _invert(fn, d: float) -> tuple[float, float]:
-    """eps bracket from a delta-bracket function fn(eps) -> (lo, hi), both non-increasing."""
-    # upper: smallest eps with hi(eps) <= d
-    if fn(0.0)[1] <= d:
-        e_up = 0.0
+    """eps bracket from a delta-bracket function fn(eps) -> (lo, hi), both non-increasing.
+
+    Upper end: an eps with hi(eps) <= d (so the true eps(delta) <= it); lower end: an eps with
+    lo(eps) >= d (so the true eps(delta) >= it), or 0.  Found by an Illinois root search on
+    the bracket midpoint followed by outward steps that are checked, so the certification does
+    not depend on the root search.
+    """
+    cache: dict[float, tuple[float, float]] = {}
+
+    def f(e: float) -> tuple[float, float]:
+        if e not in cache:
+            cache[e] = fn(e)
+        return cache[e]
+
+    if f(0.0)[1] <= d:
+        return 0.0, 0.0
+    # bracket the midpoint root
+    a, b = 0.0, 1.0
+    while sum(f(b)) / 2 > d:
+        a, b = b, 2 * b
+        if b > 256:
+            return (a if f(a)[0] >= d else 0.0), math.inf
+    # Illinois on g(e) = log(mid(e)) - log(d) (smooth, nearly linear in e)
+    def g(e):
+        m = sum(f(e)) / 2
+        return math.log(max(m, 1e-300)) - math.log(d)
+
+    ga, gb = g(a), g(b)
+    side = 0
+    for _ in range(60):
+        c = (a * gb - b * ga) / (gb - ga) if gb != ga else 0.5 * (a + b)
+        if not (a < c < b):
+            c = 0.5 * (a + b)
+        gc = g(c)
+        if gc > 0:
+            a, ga = c, gc
+            if side == 1:
+                gb /= 2
+            side = 1
+        else:
+            b, gb = c, gc
+            if side == -1:
+                ga /= 2
+            side = -1
+        if b - a <= 1e-13 * b:
+            break
+    root = 0.5 * (a + b)
+    # outward, checked steps
+    step = max(1e-12 * root, 1e-15)
+    e_up = root
+    for _ in range(200):
+        if f(e_up)[1] <= d:
+            break
+        e_up += step
+        step *= 2
     else:
-        a, b = 0.0, 1.0
-        while fn(b)[1] > d:
-            a, b = b, 2 * b
-            if b > 200:
-                b = math.inf
-                break
-        if math.isfinite(b):
-            for _ in range(50):
-                mid = 0.5 * (a + b)
-                if fn(mid)[1] <= d:
-                    b = mid
-                else:
-                    a = mid
-                if b - a <= 1e-12 * b:
-                    break
-        e_up = b
-    # lower: largest eps with lo(eps) >= d
-    if fn(0.0)[0] < d:
-        e_lo = 0.0
-    else:
-        a = 0.0
-        b = e_up if math.isfinite(e_up) else 200.0
-        for _ in range(50):
-            mid = 0.5 * (a + b)
-            if fn(mid)[0] >= d:
-                a = mid
-            else:
-                b = mid
-            if b - a <= 1e-12 * max(b, 1e-300):
-                break
-        e_lo = a
+        e_up = math.inf
+    step = max(1e-12 * root, 1e-15)
+    e_lo = root
+    for _ in range(200):
+        if e_lo <= 0:
+            e_lo = 0.0
+            break
+        if f(e_lo)[0] >= d:
+            break
+        e_lo = max(e_lo - step, 0.0)
+        step *= 2
     return e_lo, e_up
 
 
