@@ -168,7 +168,7 @@ class LognormalSum:
     """
 
     def __init__(self, sigma: float, M: float, tail: float = 1e-13, cut: float = 1e-20,
-                 max_freq: int = 60_000, xhi_max: float | None = None):
+                 max_freq: int = 250_000, xhi_max: float | None = None):
         self.sigma = float(sigma)
         self.M = float(M)
         s2 = 1.0 / (self.sigma * self.sigma)
