@@ -293,7 +293,9 @@ class RandomAllocationPLD:
         if L > 2 ** 26:
             raise ValueError("composition window too large; raise tolerance or lower epochs")
         f = np.fft.rfft(pmf, n=L)
-        g = np.fft.irfft(f ** E, n=L)
+        f **= E
+        g = np.fft.irfft(f, n=L)
+        del f
         # index k of g holds total s with s = k (mod L), s in [s0, s0 + L)
         shift = s0 % L
         g = np.roll(g, -shift)
@@ -309,10 +311,13 @@ class RandomAllocationPLD:
         for direction, (jmin, pu, inf_up, jdmin, pd, miss) in pm.items():
             tau = 1e-14
             s_up, g_up, out_up = self._compose(jmin, pu, E, delta_l, tau)
+            hs_up = _HockeyStick(s_up, g_up, delta_l)
+            del g_up
             s_dn, g_dn, out_dn = self._compose(jdmin, pd, E, delta_l, tau)
+            hs_dn = _HockeyStick(s_dn, g_dn, delta_l)
+            del g_dn
             inf_tot = -math.expm1(E * math.log1p(-min(inf_up, 1.0))) if inf_up < 1 else 1.0
-            comp[direction] = (_HockeyStick(s_up, g_up, delta_l), out_up + inf_tot,
-                               _HockeyStick(s_dn, g_dn, delta_l), out_dn + E * miss)
+            comp[direction] = (hs_up, out_up + inf_tot, hs_dn, out_dn + E * miss)
         self._lattice[delta_l] = comp
         return comp
 
@@ -351,19 +356,33 @@ class RandomAllocationPLD:
 
 
 class _HockeyStick:
-    """eps -> sum_{l > eps} g_l (1 - e^{eps - l}) in O(log n) from two tail sums (eps >= 0)."""
+    """eps -> sum_{l > eps} g_l (1 - e^{eps - l}) in O(1) from two tail sums (eps >= 0).
+
+    Only the tail sums over the positive losses are stored (memory ~ 2 arrays).
+    """
 
     def __init__(self, s0: int, g: np.ndarray, delta_l: float):
-        ell = (s0 + np.arange(g.size)) * delta_l
-        keep = ell > 0
-        self.ell = ell[keep]
-        gk = g[keep]
+        k0 = max(0, 1 - s0)  # first index with loss (s0 + k) * delta_l > 0
+        self.j0 = s0 + k0  # lattice index of the first stored entry
+        self.delta_l = delta_l
+        gk = g[k0:]
         self.t1 = np.cumsum(gk[::-1])[::-1]
-        self.t2 = np.cumsum((gk * np.exp(-self.ell))[::-1])[::-1]
+        w = np.arange(gk.size, dtype=float)  # reused in place: loss, e^{-loss}, g e^{-loss}
+        w += self.j0
+        w *= -delta_l
+        np.exp(w, out=w)
+        w *= gk
+        self.t2 = np.cumsum(w[::-1], out=w)[::-1]
 
     def __call__(self, eps: float) -> float:
-        k = int(np.searchsorted(self.ell, eps, side="right"))
-        if k >= self.ell.size:
+        # first stored index with loss > eps
+        j = math.floor(eps / self.delta_l) + 1
+        while (j - 1) * self.delta_l > eps:
+            j -= 1
+        while j * self.delta_l <= eps:
+            j += 1
+        k = max(j - self.j0, 0)
+        if k >= self.t1.size:
             return 0.0
         return float(self.t1[k] - math.exp(eps) * self.t2[k])
 
