@@ -227,3 +227,22 @@ def test_validation_a_and_delta():
         tradeoff_exact(1.5, 1.0, 100)
     with pytest.raises(ValueError, match="delta"):
         RandomAllocationPLD(1.0, 100).epsilon(0.0)
+
+
+def test_small_m_and_heavy_tail_are_honest():
+    # M = 2 at sigma = 1: the characteristic function decays too slowly -> refused, never a wrong number
+    with pytest.raises(ValueError, match="does not converge"):
+        exact_max_gap(1.0, 2)
+    f, err = tradeoff_exact(0.5, 1.0, 2)
+    assert math.isnan(err)
+    # sigma = 0.5, M = 10: heavy tail beyond the affordable window -> large but finite error bar
+    tv, err = exact_max_gap(0.5, 10, return_error=True)
+    assert 1e-6 < err < 0.1
+    lo, hi = RandomAllocationPLD(0.5, 10).epsilon(1e-5)
+    assert lo <= hi
+
+
+def test_tiny_m_large_sigma_quadrature():
+    # sigma = 5, M = 2 converges; TV vs the independent quadrature
+    tv = exact_max_gap(5.0, 2)
+    assert abs(tv - _tv_m2_quadrature(5.0)) <= 1e-8 * tv

@@ -182,7 +182,7 @@ class LognormalSum:
             lg = self.M * _clog1p(lognormal_cf_m1(self.sigma, tg)).real
         above = np.nonzero(lg >= logcut)[0]
         self.t_max = float(tg[min(above[-1] + 1, tg.size - 1)]) if above.size else float(tg[0])
-        p_max = _TWO_PI * max_freq / self.t_max
+        p_max = _TWO_PI * 0.6 * max_freq / self.t_max  # leave room: t_max comes from a coarse scan
         # ---- window from the tail bounds
         f_lo = lambda xx: float(lower_tail_h0(self.sigma, self.M, [-xx])[0])  # noqa: E731
         if f_lo(self.M) <= tail:

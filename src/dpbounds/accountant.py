@@ -66,6 +66,14 @@ def _law(sigma: float, M: float, tail: float = 1e-13) -> LognormalSum:
     return law
 
 
+def _require_converged(law: LognormalSum) -> None:
+    if law.truncated:
+        raise ValueError(
+            f"the exact computation does not converge within its Fourier budget at sigma={law.sigma}, "
+            f"rounds={law.M:g} (the characteristic function of a sum of so few lognormals decays too "
+            "slowly); use a larger rounds value or method='closed_form'")
+
+
 # ------------------------------------------------------------------ trade-off and TV
 def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     """Exact trade-off curve f_M(a) = T(P0, P1)(a) of one epoch, with an error bound.
@@ -148,12 +156,11 @@ def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) ->
     """
     s, m = _check_sigma_rounds(sigma, rounds)
     law = _law(s, m, tail=1e-16)
+    _require_converged(law)
     g0 = float(law.wrapped_cdf([0.0], 0)[0])
     g1 = float(law.wrapped_cdf([0.0], 1)[0])
     tv = g0 - g1
     e = (law.tail_lo0 + law.tail_hi0 + law.tail_lo1 + law.tail_hi1 + 2 * (law.err_trunc + law.err_round))
-    if law.truncated:
-        e = float("nan")
     return (tv, e) if return_error else tv
 
 
@@ -201,11 +208,14 @@ class RandomAllocationPLD:
         self.epochs = int(V.check_rounds("epochs", epochs, minimum=1))
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
         self._law = _law(self.sigma, self.rounds)
+        _require_converged(self._law)
         self._lattice: dict[float, Any] = {}
 
     # ---- E = 1: direct series ------------------------------------------------
     def _delta1(self, eps: float) -> tuple[float, float]:
         law, M = self._law, self.rounds
+        if eps > 700.0:  # e^eps would overflow; only the mass beyond the window can remain
+            return 0.0, min(1.0, law.tail_hi1 + law.tail_lo0)
         num = law.err_trunc + law.err_round
         ee = math.exp(eps)
         y = M * math.expm1(eps)  # remove: P1[x > y] - e^eps P0[x > y]
@@ -456,6 +466,9 @@ def _invert(fn, d: float) -> tuple[float, float]:
             break
         e_up += step
         step *= 2
+        if e_up > 1000.0:
+            e_up = math.inf
+            break
     else:
         e_up = math.inf
     step = max(1e-12 * root, 1e-15)
