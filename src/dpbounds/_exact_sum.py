@@ -217,6 +217,7 @@ class LognormalSum:
         n0 = 1
         block = 256
         n_eff = 0
+        converged = False
         while True:
             n = np.arange(n0, n0 + block, dtype=float)
             t = n * dt
@@ -236,6 +237,7 @@ class LognormalSum:
                 tt = t[-1] * np.array([1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64])
                 la = self.M * _clog1p(lognormal_cf_m1(self.sigma, tt)).real
                 if np.all(la < logcut):
+                    converged = True
                     break
             if n_eff >= max_freq:
                 break
@@ -246,7 +248,7 @@ class LognormalSum:
         self.psi0 = np.concatenate(chunks0)
         self.psi1 = np.concatenate(chunks1)
         last = max(abs(self.psi0[-1]), abs(self.psi1[-1]))
-        self.truncated = n_eff >= max_freq and self.M * float(np.max(_clog1p(r0).real)) >= logcut
+        self.truncated = not converged
         # error of the truncated series for one CDF value (estimate: |psi| <= last beyond n_eff,
         # decaying at least like 1/n): (4/P) sum_{n>n_eff} |psi|/t_n, bounded by 4*last*(log + 1)
         self.err_trunc = 4.0 * last / (self.P * dt) * (1.0 + math.log(1e3)) if not self.truncated else float("nan")
