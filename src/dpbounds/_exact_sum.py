@@ -280,16 +280,23 @@ class LognormalSum:
             out[i:i + step] = (xs - self.xlo) / self.P + 2.0 / self.P * (base - s)
         return out
 
-    def wrapped_cdf_pair(self, x):
-        """(G0(x), G1(x)) for a few points x, sharing the phase factors."""
+    def wrapped_cdf_pair(self, x, density: bool = False):
+        """(G0(x), G1(x)[, wrapped H0 density at x]) sharing the phase factors (chunked)."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
         n = np.arange(1, self.n_eff + 1, dtype=float)
-        frac = np.mod(np.outer(x / self.P, n), 1.0)
-        e = np.exp(-1j * _TWO_PI * frac)
-        s0 = np.einsum('ij,j->i', e, self.c0).real
-        s1 = np.einsum('ij,j->i', e, self.c1).real
-        lin = (x - self.xlo) / self.P
-        return lin + 2.0 / self.P * (self.base0 - s0), lin + 2.0 / self.P * (self.base1 - s1)
+        g0 = np.empty(x.size)
+        g1 = np.empty(x.size)
+        d0 = np.empty(x.size)
+        step = max(1, int(1_000_000 // max(self.n_eff, 1)))
+        for i in range(0, x.size, step):
+            xs = x[i:i + step]
+            e = np.exp(-1j * _TWO_PI * np.mod(np.outer(xs / self.P, n), 1.0))
+            lin = (xs - self.xlo) / self.P
+            g0[i:i + step] = lin + 2.0 / self.P * (self.base0 - np.einsum('ij,j->i', e, self.c0).real)
+            g1[i:i + step] = lin + 2.0 / self.P * (self.base1 - np.einsum('ij,j->i', e, self.c1).real)
+            if density:
+                d0[i:i + step] = (1.0 + 2.0 * np.einsum('ij,j->i', e, self.psi0).real) / self.P
+        return (g0, g1, d0) if density else (g0, g1)
 
     def cdf_bounds(self, x, which: int = 0):
         """(value, lower, upper) for P_which[S - M <= x]  (certified up to the series estimate)."""

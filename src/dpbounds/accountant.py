@@ -104,40 +104,52 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     e_num = law.err_trunc + law.err_round
     e0 = law.tail_lo0 + law.tail_hi0 + e_num
     e1 = law.tail_lo1 + law.tail_hi1 + e_num
-    # grid bracket for x_a, then bisection on the wrapped CDF (monotone up to e0)
-    grid = np.linspace(law.xlo, law.xhi, 257)
-    g0 = law.wrapped_cdf(grid, 0)
-    for i, ai in enumerate(flat):
-        if ai >= 1.0:
-            f[i], err[i] = 0.0, 0.0
-            continue
-        if ai <= 0.0:
-            f[i], err[i] = 1.0, 0.0
-            continue
-        target = 1.0 - ai  # G0(x_a) = 1 - a
-        k = int(np.searchsorted(g0, target))
-        lo = grid[max(k - 1, 0)]
-        hi = grid[min(k, grid.size - 1)]
-        if k == 0 or k >= grid.size:
-            # outside the window: the tail bounds are all we know
-            if k == 0:
-                f[i], err[i] = 0.0, e1 + law.tail_lo1
-            else:
-                f[i], err[i] = 1.0, max(e1, law.tail_hi1)
-            continue
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if law.wrapped_cdf([mid], 0)[0] < target:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-15 * max(1.0, abs(mid)):
+    # grid bracket for x_a, then a vectorised bisection on the wrapped CDF (monotone up to e0)
+    # fine grid of the wrapped CDF from one FFT of cell masses (cells start at xlo)
+    edges, hcell, p0c, _, _ = _cell_masses(law, law.P / 65536.0)
+    grid = np.concatenate([edges, [edges[-1] + hcell]])
+    g0 = np.concatenate([[0.0], np.cumsum(p0c)])
+    keep = grid <= law.xhi
+    grid, g0 = grid[keep], np.maximum.accumulate(g0[keep])
+    target = 1.0 - flat  # G0(x_a) = 1 - a
+    k = np.searchsorted(g0, target)
+    inside = (flat > 0) & (flat < 1) & (k > 0) & (k < grid.size)
+    f[:] = np.where(flat <= 0, 1.0, 0.0)
+    err[:] = 0.0
+    below = (flat > 0) & (flat < 1) & (k == 0)      # x_a below the window: f <= P1[x <= xlo]
+    above = (flat > 0) & (flat < 1) & (k >= grid.size)  # x_a above the window
+    f[below], err[below] = 0.0, e1 + law.tail_lo1
+    f[above], err[above] = 1.0, max(e1, law.tail_hi1)
+    idx = np.nonzero(inside)[0]
+    if idx.size:
+        lo = grid[k[idx] - 1].copy()
+        hi = grid[k[idx]].copy()
+        tg = target[idx]
+        # safeguarded Newton on G0(x) = 1 - a (density from the same series)
+        glo, ghi = g0[k[idx] - 1], g0[k[idx]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(ghi > glo, lo + (hi - lo) * (tg - glo) / (ghi - glo), 0.5 * (lo + hi))
+        act = np.arange(idx.size)
+        for _ in range(40):
+            xa = x[act]
+            gx, _, dx = law.wrapped_cdf_pair(xa, density=True)
+            low = gx < tg[act]
+            lo[act] = np.where(low, xa, lo[act])
+            hi[act] = np.where(low, hi[act], xa)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xn = xa - (gx - tg[act]) / dx
+            bad = ~np.isfinite(xn) | (xn <= lo[act]) | (xn >= hi[act])
+            xn = np.where(bad, 0.5 * (lo[act] + hi[act]), xn)
+            done = (np.abs(gx - tg[act]) <= 4e-16) | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
+            x[act] = xn
+            act = act[~done]
+            if act.size == 0:
                 break
-        x = 0.5 * (lo + hi)
-        resid = abs(float(law.wrapped_cdf([x], 0)[0]) - target)
-        f[i] = float(law.wrapped_cdf([x], 1)[0])
-        slope = max(0.0, 1.0 + x / m)  # |f'| = likelihood ratio at the threshold
-        err[i] = e1 + slope * (e0 + resid)
+        g0x, g1x = law.wrapped_cdf_pair(x)
+        resid = np.abs(g0x - tg)
+        f[idx] = g1x
+        slope = np.maximum(0.0, 1.0 + x / m)  # |f'| = likelihood ratio at the threshold
+        err[idx] = e1 + slope * (e0 + resid)
     f = np.clip(f, 0.0, 1.0).reshape(np.shape(av))
     err = err.reshape(np.shape(av))
     if law.truncated:
