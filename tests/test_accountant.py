@@ -59,10 +59,11 @@ def test_cli_epsilon_and_curve(tmp_path, capsys):
 
 
 @pytest.mark.peers
-def test_peer_pld_accounting_brackets_overlap():
+@pytest.mark.parametrize("sigma,M,E", [(1.0, 100, 1), (2.0, 10, 1), (1.0, 100, 2)])
+def test_peer_pld_accounting_brackets_overlap(sigma, M, E):
     pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
-    up, lo = pa.gaussian_allocation_epsilon_range(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=1)
-    ours = RandomAllocationAccountant(1.0, 100, 1).get_epsilon(1e-5)
+    up, lo = pa.gaussian_allocation_epsilon_range(delta=1e-5, sigma=sigma, num_steps=M, num_epochs=E)
+    ours = RandomAllocationAccountant(sigma, M, E).get_epsilon(1e-5)
     assert ours[1] >= lo  # our upper bound never below their lower bound
     assert ours[0] <= up  # and vice versa
     assert ours[1] - ours[0] <= up - lo

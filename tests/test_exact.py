@@ -242,6 +242,35 @@ def test_small_m_is_honest(sigma):
     assert abs(tv - ref) <= err + 1e-12 * ref
 
 
+def _m2_tradeoff_quadrature(sigma, c):
+    # a = P0[Y1 + Y2 > c], f = P1[S <= c] = E0[Y1 1{S <= c}] (symmetry), as 1-D integrals
+    from scipy import integrate, stats
+
+    s = 1 / sigma
+    m = -s * s / 2
+    umax = (math.log(c) - m) / s
+
+    def inner(u, weight):
+        y1 = math.exp(s * u + m)
+        uc = (math.log(c - y1) - m) / s
+        return stats.norm.pdf(u) * stats.norm.cdf(uc) * (y1 if weight else 1.0)
+
+    opts = dict(epsabs=1e-15, epsrel=1e-13, limit=400)
+    cdf0 = integrate.quad(inner, -14, umax, args=(False,), **opts)[0]
+    f = integrate.quad(inner, -14, umax, args=(True,), **opts)[0]
+    return 1 - cdf0, f
+
+
+@pytest.mark.parametrize("sigma", [2.0, 5.0])
+@pytest.mark.parametrize("c", [1.2, 2.0, 2.9])
+def test_tradeoff_m2_vs_quadrature(sigma, c):
+    # independent method: direct quadrature of the two-term lognormal sum; abs error <= 1e-9 claimed
+    a, f_ref = _m2_tradeoff_quadrature(sigma, c)
+    f, err = tradeoff_exact(a, sigma, 2)
+    assert err <= 1e-9
+    assert abs(f - f_ref) <= err + 1e-11
+
+
 def test_tiny_m_large_sigma_quadrature():
     # sigma = 5, M = 2 converges; TV vs the independent quadrature
     tv = exact_max_gap(5.0, 2)
