@@ -140,8 +140,9 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
                 xn = xa - (gx - tg[act]) / dx
             bad = ~np.isfinite(xn) | (xn <= lo[act]) | (xn >= hi[act])
             xn = np.where(bad, 0.5 * (lo[act] + hi[act]), xn)
-            done = (np.abs(gx - tg[act]) <= 4e-16) | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
-            x[act] = xn
+            hit = np.abs(gx - tg[act]) <= 4e-16  # xa itself solves it: keep xa
+            done = hit | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
+            x[act] = np.where(hit, xa, xn)
             act = act[~done]
             if act.size == 0:
                 break
