@@ -275,3 +275,14 @@ def test_tiny_m_large_sigma_quadrature():
     # sigma = 5, M = 2 converges; TV vs the independent quadrature
     tv = exact_max_gap(5.0, 2)
     assert abs(tv - _tv_m2_quadrature(5.0)) <= 1e-8 * tv
+
+
+@pytest.mark.parametrize("sigma", [1.5, 3.0, 20.0])
+@pytest.mark.parametrize("M", [2, 10, 1000, 1e5, 1e9])
+def test_tradeoff_error_bar_grid(sigma, M):
+    # the documented 1e-9 absolute error bound is met on this grid, incl. extreme a
+    a = np.array([0.0, 1e-12, 1e-9, 1e-4, 0.3, 0.5, 0.9, 1 - 1e-6, 1.0])
+    f, err = tradeoff_exact(a, sigma, M)
+    assert np.all(err <= 1e-9)
+    assert np.all(np.diff(f) <= err[1:] + err[:-1])
+    assert np.all((f >= 0) & (f <= 1 - a + err))
