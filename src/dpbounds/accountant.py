@@ -395,7 +395,14 @@ class _HockeyStick:
         w *= -delta_l
         np.exp(w, out=w)
         w *= gk
-        self.t2 = np.cumsum(w[::-1], out=w)[::-1]
+        t2 = np.cumsum(w[::-1], out=w)[::-1]
+        # keep only the part where the tail mass matters (> 1e-30); beyond it the hockey-stick
+        # value is below 1e-30, which ``dropped`` accounts for (added to upper bounds)
+        n = int(np.searchsorted(-self.t1, -1e-30, side="right")) + 1
+        n = min(n, self.t1.size)
+        self.dropped = 1e-30 if n < self.t1.size else 0.0
+        self.t1 = np.array(self.t1[:n])
+        self.t2 = np.array(t2[:n])
 
     def __call__(self, eps: float) -> float:
         # first stored index with loss > eps
@@ -406,8 +413,8 @@ class _HockeyStick:
             j += 1
         k = max(j - self.j0, 0)
         if k >= self.t1.size:
-            return 0.0
-        return float(self.t1[k] - math.exp(eps) * self.t2[k])
+            return self.dropped
+        return float(self.t1[k] - math.exp(eps) * self.t2[k]) + self.dropped
 
 
 def _gdp_eps(mu: float, delta: float) -> float:
