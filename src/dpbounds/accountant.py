@@ -548,9 +548,10 @@ class RandomAllocationAccountant:
         """mu of Gaussian DP.
 
         ``"gdp_asymptotic"``: sqrt(E (w - 1)/M) (Theorem 4.2 limit; an approximation).
-        ``"exact"``: the tightest mu with f_M^{inverse-symmetrised} >= G_mu for one epoch,
-        by scanning the exact curve (pessimistic by its error bar), composed as mu sqrt(E)
-        (GDP composition); a certified GDP statement for the pair.
+        ``"exact"``: the smallest mu with f_M(a) - err(a) >= G_mu(a) on a 113-point grid of a
+        (1e-10 ... 1 - 1e-10), i.e. the tightest GDP curve below the exact single-epoch curve
+        *at the scanned points* (G_mu is symmetric, so f_M^{-1} is covered too), composed as
+        mu sqrt(E).  Between grid points it is not certified.
         """
         if self.method == "gdp_asymptotic" or self.method == "closed_form":
             return math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
