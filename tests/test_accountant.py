@@ -67,3 +67,21 @@ def test_peer_pld_accounting_brackets_overlap(sigma, M, E):
     assert ours[1] >= lo  # our upper bound never below their lower bound
     assert ours[0] <= up  # and vice versa
     assert ours[1] - ours[0] <= up - lo
+
+
+def test_tradeoff_lower_bound_composition():
+    from dpbounds.accountant import RandomAllocationPLD, tradeoff_exact
+
+    a = np.array([1e-6, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9])
+    p1 = RandomAllocationPLD(1.0, 100, 1)
+    lo1 = p1.tradeoff_lower(a)
+    f, err = tradeoff_exact(a, 1.0, 100)
+    # below the exact curve of the pair (the mechanism's curve is the symmetrised, convexified one)
+    assert np.all(lo1 <= f + err)
+    assert np.all(lo1 >= f - 0.01)
+    lo3 = RandomAllocationAccountant(1.0, 100, 3).tradeoff(a)[0]
+    assert np.all(lo3 <= lo1 + 1e-12)
+    assert np.all(np.diff(lo3) <= 1e-12)
+    # f >= 1 - a - delta(0) with delta(0) = the composed TV bracket
+    d0 = RandomAllocationPLD(1.0, 100, 3).delta(0.0)
+    assert np.all(lo3 >= 1 - a - d0[1] - 1e-12)

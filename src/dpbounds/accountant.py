@@ -364,6 +364,33 @@ class RandomAllocationPLD:
             return self._delta1(eps)
         return self._deltaE(eps, self._delta_l_for(eps))
 
+    def tradeoff_lower(self, a: Any, n_eps: int = 400) -> Any:
+        """Certified lower bound on the E-epoch mechanism's trade-off curve (symmetrised, both directions).
+
+        Uses the (eps, delta) duality f(a) >= sup_eps max{0, 1 - delta(eps) - e^eps a,
+        e^{-eps} (1 - delta(eps) - a)} with the certified *upper* delta(eps) on an eps grid of
+        ``n_eps`` points (any grid gives a valid bound; a finer grid a tighter one).
+        """
+        av = V.check_closed_unit("a", a)
+        if self.epochs == 1:
+            fn = self._delta1
+        else:
+            mu = math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
+            dl = self._delta_l_for(_gdp_eps(mu, 1e-4))
+            fn = lambda e: self._deltaE(e, dl)  # noqa: E731
+        # eps range: up to where the certified delta is negligible
+        e_max = 1.0
+        while fn(e_max)[1] > 1e-12 and e_max < 200:
+            e_max *= 2
+        eps = np.linspace(0.0, e_max, n_eps)
+        d_up = np.array([fn(float(e))[1] for e in eps])
+        x = np.atleast_1d(av).ravel()[:, None]
+        with np.errstate(over="ignore"):
+            c1 = 1.0 - d_up[None, :] - np.exp(eps)[None, :] * x
+            c2 = np.exp(-eps)[None, :] * (1.0 - d_up[None, :] - x)
+        f = np.max(np.maximum(np.maximum(c1, c2), 0.0), axis=1)
+        return V.scalar_or_array(f.reshape(np.shape(av)))
+
     def epsilon(self, delta: float) -> tuple[float, float]:
         """Certified bracket [lower, upper] of epsilon(delta) (upper may be inf)."""
         d = float(V.check_open_unit("delta", delta))
@@ -595,7 +622,16 @@ class RandomAllocationAccountant:
         return (math.nan, 0.0) if self._closed_form_delta() <= d else (math.nan, math.inf)
 
     def tradeoff(self, a: Any) -> tuple[Any, Any]:
-        """Single-epoch exact trade-off f_M(a) with its error bound (epochs == 1 only)."""
-        if self.epochs != 1:
-            raise ValueError("tradeoff(a) is implemented for epochs == 1 only")
-        return tradeoff_exact(a, self.sigma, self.rounds)
+        """Trade-off information at type-I errors ``a``.
+
+        ``epochs == 1``: the exact curve f_M(a) of the dominating pair and its error bound
+        (:func:`tradeoff_exact`).  ``epochs > 1``: ``(lower, nan)`` where ``lower`` is a
+        certified lower bound on the E-epoch mechanism's symmetrised trade-off curve
+        (:meth:`RandomAllocationPLD.tradeoff_lower`); no error bound/upper curve is provided.
+        """
+        if self.method != "exact":
+            raise ValueError("tradeoff(a) is available for method='exact'")
+        if self.epochs == 1:
+            return tradeoff_exact(a, self.sigma, self.rounds)
+        lower = self.pld.tradeoff_lower(a)
+        return lower, np.full(np.shape(lower), np.nan) if np.ndim(lower) else math.nan
