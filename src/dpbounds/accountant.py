@@ -362,7 +362,9 @@ class RandomAllocationPLD:
         eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
         if self.epochs == 1:
             return self._delta1(eps)
-        return self._deltaE(eps, self._delta_l_for(eps))
+        # lattice spacing from the larger of eps and the GDP scale mu (relative width ~ tolerance)
+        mu = math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
+        return self._deltaE(eps, self._delta_l_for(max(eps, mu)))
 
     def tradeoff_lower(self, a: Any, n_eps: int = 400) -> Any:
         """Certified lower bound on the E-epoch mechanism's trade-off curve (symmetrised, both directions).
