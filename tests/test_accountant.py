@@ -85,3 +85,26 @@ def test_tradeoff_lower_bound_composition():
     # max_a (1 - a - f(a)) = delta(0) (TV): a lower curve must open a gap >= the certified lower TV
     d0 = RandomAllocationPLD(1.0, 100, 3).delta(0.0)
     assert np.max(1 - a - lo3) >= d0[0] - 1e-12
+
+
+def test_cli_closed_form_gdp_and_epochs_curve(tmp_path, capsys):
+    from dpbounds.cli import main
+
+    assert main(["epsilon", "--sigma", "1", "--rounds", "1000000", "--delta", "0.05", "--method", "closed_form"]) == 0
+    assert "Theorem 3.1" in capsys.readouterr().out
+    assert main(["epsilon", "--sigma", "1", "--rounds", "100", "--delta", "1e-5", "--method", "gdp_asymptotic"]) == 0
+    assert "NOT a bound" in capsys.readouterr().out
+    p = tmp_path / "c3.csv"
+    assert main(["curve", "--sigma", "1", "--rounds", "100", "--epochs", "3", "--points", "5", "--out", str(p)]) == 0
+    data = np.loadtxt(p, delimiter=",", skiprows=1)
+    assert np.all(np.isnan(data[:, 2])) and data[0, 1] == pytest.approx(1.0)
+    assert main(["epsilon", "--sigma", "0.1", "--rounds", "100", "--delta", "1e-5"]) == 2  # ValueError -> exit 2
+
+
+def test_cli_curve_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed")
+    from dpbounds.cli import main
+
+    p = tmp_path / "c.png"
+    assert main(["curve", "--sigma", "1", "--rounds", "100", "--points", "5", "--out", str(p)]) == 0
+    assert p.stat().st_size > 1000
