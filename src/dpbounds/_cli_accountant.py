@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("epsilon", help="epsilon(delta) of E epochs of random allocation (certified bracket)")
     p.add_argument("--sigma", type=float, required=True, help="noise multiplier")
     p.add_argument("--rounds", type=int, required=True, help="rounds per epoch M")

@@ -18,23 +18,28 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
-from dpbounds._exact import lognormal_cf_m1
+FArr = NDArray[np.float64]
+CArr = NDArray[np.complex128]
+
+from dpbounds._exact import lognormal_cf_m1  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = ["LognormalSum"]
 
 _TWO_PI = 2.0 * math.pi
 
 
-def _ndtr(x):
-    from dpbounds._ufuncs import ndtr
+def _ndtr(x: Any) -> FArr:
+    from dpbounds._ufuncs import ndtr  # type: ignore[import-not-found]
 
-    return ndtr(np.asarray(x, dtype=float))
+    return np.asarray(ndtr(np.asarray(x, dtype=float)), dtype=float)
 
 
-def _log1p_minus_x(a):
+def _log1p_minus_x(a: Any) -> FArr:
     """log1p(a) - a, accurate for small |a| (a > -1)."""
     a = np.asarray(a, dtype=float)
     out = np.empty_like(a)
@@ -50,11 +55,11 @@ def _log1p_minus_x(a):
     b = a[~small]
     with np.errstate(divide="ignore", invalid="ignore"):
         out[~small] = np.where(b > -1.0, np.log1p(np.maximum(b, -1.0 + 1e-300)) - b, np.inf)
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
 @functools.lru_cache(maxsize=32)
-def _mgf_tables(sigma: float):
+def _mgf_tables(sigma: float) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
     """Tables for the tail bounds (depend on sigma only).
 
     Returns lam (L,), lower q(lam) = E[e^{-lam Y} - 1 + lam Y] (L,),
@@ -101,7 +106,7 @@ def _mgf_tables(sigma: float):
     return lam, q, b, Qb, D2, qlog
 
 
-def lower_tail_h0(sigma: float, n: float, x):
+def lower_tail_h0(sigma: float, n: float, x: Any) -> FArr:
     """Upper bound on P0[sum_{j<=n}(Y_j - 1) <= x] for x < 0 (Chernoff), vectorised over x."""
     lam, q, _, _, _, qlog = _mgf_tables(sigma)
     x = np.atleast_1d(np.asarray(x, dtype=float))
@@ -110,10 +115,10 @@ def lower_tail_h0(sigma: float, n: float, x):
     e = lam[None, :] * x[:, None] + expo_n[None, :]
     best = np.min(e, axis=1)
     with np.errstate(over="ignore"):
-        return np.minimum(1.0, np.exp(np.minimum(best, 0.0)) * 1.01)
+        return np.asarray(np.minimum(1.0, np.exp(np.minimum(best, 0.0)) * 1.01), dtype=np.float64)
 
 
-def upper_tail_h0(sigma: float, n: float, x):
+def upper_tail_h0(sigma: float, n: float, x: Any) -> FArr:
     """Upper bound on P0[sum_{j<=n}(Y_j - 1) > x] for x > 0 (truncated Chernoff)."""
     lam, _, b, Qb, D2, _ = _mgf_tables(sigma)
     x = np.atleast_1d(np.asarray(x, dtype=float))
@@ -128,10 +133,10 @@ def upper_tail_h0(sigma: float, n: float, x):
     emin = np.min(e, axis=2)  # (nx, B)
     with np.errstate(over="ignore"):
         tot = n * Qb[None, :] + np.exp(np.minimum(emin, 0.0))
-    return np.minimum(1.0, np.min(tot, axis=1) * 1.01)
+    return np.asarray(np.minimum(1.0, np.min(tot, axis=1) * 1.01), dtype=np.float64)
 
 
-def upper_tail_h1(sigma: float, M: float, x):
+def upper_tail_h1(sigma: float, M: float, x: Any) -> FArr:
     """Upper bound on P1[S - M > x] (signal term split off, rest bounded as under H0)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     out = np.empty(x.size)
@@ -144,7 +149,8 @@ def upper_tail_h1(sigma: float, M: float, x):
     return out
 
 
-def _bisect(fun, lo, hi, target, iters=60, log=False):
+def _bisect(fun: Callable[[float], float], lo: float, hi: float, target: float,
+            iters: int = 60, log: bool = False) -> float:
     """Smallest/largest x with fun(x) <= target, fun monotone; returns the feasible end."""
     # assumes fun(hi) <= target < fun(lo)
     for _ in range(iters):
@@ -184,7 +190,9 @@ class LognormalSum:
         self.t_max = float(tg[min(above[-1] + 1, tg.size - 1)]) if above.size else float(tg[0])
         p_max = _TWO_PI * 0.6 * max_freq / self.t_max  # leave room: t_max comes from a coarse scan
         # ---- window from the tail bounds
-        f_lo = lambda xx: float(lower_tail_h0(self.sigma, self.M, [-xx])[0])  # noqa: E731
+        def f_lo(xx: float) -> float:
+            return float(lower_tail_h0(self.sigma, self.M, [-xx])[0])
+
         if f_lo(self.M) <= tail:
             lo_mag = _bisect(f_lo, 1e-9 * sd, self.M, tail, log=True, iters=24)
         else:
@@ -192,7 +200,7 @@ class LognormalSum:
         self.xlo = -lo_mag
         self.tail_lo0 = f_lo(lo_mag) if lo_mag < self.M else 0.0
 
-        def f_hi(xx):
+        def f_hi(xx: float) -> float:
             return max(float(upper_tail_h0(self.sigma, self.M, [xx])[0]),
                        float(upper_tail_h1(self.sigma, self.M, [xx])[0]))
 
@@ -260,12 +268,12 @@ class LognormalSum:
         self.base1 = np.sum(self.c1 * ph).real
 
     # -------------------------------------------------------------- series evaluation
-    def _phase(self, x):
+    def _phase(self, x: float) -> CArr:
         # e^{-i t_n x} with the argument reduced modulo 2 pi exactly in units of P
         frac = np.mod(np.arange(1, self.n_eff + 1, dtype=float) * (x / self.P), 1.0)
         return np.exp(-1j * _TWO_PI * frac)
 
-    def wrapped_cdf(self, x, which: int = 0):
+    def wrapped_cdf(self, x: Any, which: int = 0) -> FArr:
         """G(x) = wrapped mass of [xlo, x) (x inside the window), vectorised."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
         c = self.c0 if which == 0 else self.c1
@@ -280,7 +288,7 @@ class LognormalSum:
             out[i:i + step] = (xs - self.xlo) / self.P + 2.0 / self.P * (base - s)
         return out
 
-    def wrapped_cdf_pair(self, x, density: bool = False):
+    def wrapped_cdf_pair(self, x: Any, density: bool = False) -> Any:
         """(G0(x), G1(x)[, wrapped H0 density at x]) sharing the phase factors (chunked)."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
         n = np.arange(1, self.n_eff + 1, dtype=float)
@@ -298,7 +306,7 @@ class LognormalSum:
                 d0[i:i + step] = (1.0 + 2.0 * np.einsum('ij,j->i', e, self.psi0).real) / self.P
         return (g0, g1, d0) if density else (g0, g1)
 
-    def cdf_bounds(self, x, which: int = 0):
+    def cdf_bounds(self, x: Any, which: int = 0) -> tuple[FArr, FArr, FArr]:
         """(value, lower, upper) for P_which[S - M <= x]  (certified up to the series estimate)."""
         g = self.wrapped_cdf(x, which)
         tl = self.tail_lo0 if which == 0 else self.tail_lo1
@@ -306,12 +314,12 @@ class LognormalSum:
         num = self.err_trunc + self.err_round
         return g, g - tl - th - num, g + tl + num
 
-    def sf_bounds(self, x, which: int = 0):
+    def sf_bounds(self, x: Any, which: int = 0) -> tuple[FArr, FArr, FArr]:
         g, lo, hi = self.cdf_bounds(x, which)
         return 1.0 - g, 1.0 - hi, 1.0 - lo
 
 
-def _clog1p(r):
+def _clog1p(r: CArr) -> CArr:
     """Principal log(1 + r) for complex r, accurate for small |r|."""
     re = r.real
     im = r.imag
@@ -320,7 +328,7 @@ def _clog1p(r):
     return mod + 1j * np.arctan2(im, 1.0 + re)
 
 
-def _cell_masses(law: LognormalSum, h_target: float):
+def _cell_masses(law: LognormalSum, h_target: float) -> tuple[FArr, float, FArr, FArr, float]:
     """Wrapped masses of x = S - M on N cells [xlo + k h, xlo + (k+1) h), by one inverse FFT.
 
     Returns (edges_lo, h, p0, p1, err) where err bounds the sum over cells of the absolute
@@ -347,5 +355,5 @@ def _cell_masses(law: LognormalSum, h_target: float):
         out.append(mass)
     s = float(np.sum(np.abs(law.psi0))) + float(np.sum(np.abs(law.psi1)))
     err = 1e-15 * (1.0 + 2.0 * s) * math.log2(N) + N * law.err_trunc * h / P
-    edges = law.xlo + h * np.arange(N)
+    edges = np.asarray(law.xlo + h * np.arange(N), dtype=np.float64)
     return edges, h, out[0], out[1], err

@@ -23,12 +23,13 @@ round-off is bounded by a standard 1e-15 * log2 N * sum|coefficient| estimate), 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from dpbounds import _validation as V
-from dpbounds._exact import gdp_delta as _gdp_delta
+from dpbounds._exact import gdp_delta as _gdp_delta  # type: ignore[import-not-found, unused-ignore]
 from dpbounds._exact_sum import LognormalSum, _cell_masses
 
 __all__ = [
@@ -151,11 +152,11 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
         f[idx] = g1x
         slope = np.maximum(0.0, 1.0 + x / m)  # |f'| = likelihood ratio at the threshold
         err[idx] = e1 + slope * (e0 + resid)
-    f = np.clip(f, 0.0, 1.0).reshape(np.shape(av))
-    err = err.reshape(np.shape(av))
+    f_out = np.clip(f, 0.0, 1.0).reshape(np.shape(av))
+    err_out = err.reshape(np.shape(av))
     if law.truncated:
-        err = np.full_like(err, np.nan)
-    return V.scalar_or_array(f), V.scalar_or_array(err)
+        err_out = np.full_like(err_out, np.nan)
+    return V.scalar_or_array(f_out), V.scalar_or_array(err_out)
 
 
 def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) -> Any:
@@ -189,7 +190,7 @@ def gap_ratio(sigma: float, rounds: float, coefficient: str = "exact") -> float:
     s, m = _check_sigma_rounds(sigma, rounds)
     f = U.delta_bound_exact if coefficient == "exact" else U.delta_bound_simplified
     dmin = float(f(s, m))
-    return dmin / exact_max_gap(s, m)
+    return float(dmin / exact_max_gap(s, m))
 
 
 # ------------------------------------------------------------------ privacy-loss distribution
@@ -252,7 +253,7 @@ class RandomAllocationPLD:
         return float(lo), float(hi)
 
     # ---- E > 1: lattice PLD ------------------------------------------------
-    def _lattice_pmfs(self, delta_l: float):
+    def _lattice_pmfs(self, delta_l: float) -> dict[str, Any]:
         """Single-epoch lattice PMFs: dict direction -> (jmin, p_up, inf_up, jmin_lo, p_lo, miss_lo)."""
         law, M = self._law, self.rounds
         h_target = delta_l * M * 0.5
@@ -283,7 +284,8 @@ class RandomAllocationPLD:
             out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
         return out
 
-    def _compose(self, jmin: int, pmf: np.ndarray, E: int, delta_l: float, tau: float):
+    def _compose(self, jmin: int, pmf: NDArray[np.float64], E: int, delta_l: float,
+                 tau: float) -> tuple[int, NDArray[np.float64], float]:
         """E-fold convolution on a window; returns (s0, composed pmf, outside-mass bound)."""
         k = np.arange(pmf.size, dtype=float)
         tot = float(pmf.sum())
@@ -325,9 +327,10 @@ class RandomAllocationPLD:
         err_fft = 4e-16 * math.log2(L) * E * math.sqrt(L)  # round-off estimate
         return E * jmin + s0, g, outside + err_fft
 
-    def _lattice_delta_fn(self, delta_l: float):
+    def _lattice_delta_fn(self, delta_l: float) -> dict[str, Any]:
         if delta_l in self._lattice:
-            return self._lattice[delta_l]
+            cached: dict[str, Any] = self._lattice[delta_l]
+            return cached
         E = self.epochs
         pm = self._lattice_pmfs(delta_l)
         comp = {}
@@ -374,12 +377,16 @@ class RandomAllocationPLD:
         ``n_eps`` points (any grid gives a valid bound; a finer grid a tighter one).
         """
         av = V.check_closed_unit("a", a)
+        fn: Callable[[float], tuple[float, float]]
         if self.epochs == 1:
             fn = self._delta1
         else:
             mu = math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
             dl = self._delta_l_for(_gdp_eps(mu, 1e-4))
-            fn = lambda e: self._deltaE(e, dl)  # noqa: E731
+
+            def fn(e: float) -> tuple[float, float]:
+                return self._deltaE(e, dl)
+
         # eps range: up to where the certified delta is negligible
         e_max = 1.0
         while fn(e_max)[1] > 1e-12 and e_max < 200:
@@ -396,6 +403,7 @@ class RandomAllocationPLD:
     def epsilon(self, delta: float) -> tuple[float, float]:
         """Certified bracket [lower, upper] of epsilon(delta) (upper may be inf)."""
         d = float(V.check_open_unit("delta", delta))
+        fn: Callable[[float], tuple[float, float]]
         if self.epochs == 1:
             fn = self._delta1
         else:
@@ -403,7 +411,10 @@ class RandomAllocationPLD:
             mu = math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
             guess = _gdp_eps(mu, d)
             dl = self._delta_l_for(guess)
-            fn = lambda e: self._deltaE(e, dl)  # noqa: E731
+
+            def fn(e: float) -> tuple[float, float]:
+                return self._deltaE(e, dl)
+
         return _invert(fn, d)
 
 
@@ -413,7 +424,7 @@ class _HockeyStick:
     Only the tail sums over the positive losses are stored (memory ~ 2 arrays).
     """
 
-    def __init__(self, s0: int, g: np.ndarray, delta_l: float):
+    def __init__(self, s0: int, g: NDArray[np.float64], delta_l: float):
         k0 = max(0, 1 - s0)  # first index with loss (s0 + k) * delta_l > 0
         self.j0 = s0 + k0  # lattice index of the first stored entry
         self.delta_l = delta_l
@@ -459,7 +470,7 @@ def _gdp_eps(mu: float, delta: float) -> float:
     return hi
 
 
-def _invert(fn, d: float) -> tuple[float, float]:
+def _invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float, float]:
     """eps bracket from a delta-bracket function fn(eps) -> (lo, hi), both non-increasing.
 
     Upper end: an eps with hi(eps) <= d (so the true eps(delta) <= it); lower end: an eps with
@@ -483,7 +494,7 @@ def _invert(fn, d: float) -> tuple[float, float]:
         if b > 256:
             return (a if f(a)[0] >= d else 0.0), math.inf
     # Illinois on g(e) = log(mid(e)) - log(d) (smooth, nearly linear in e)
-    def g(e):
+    def g(e: float) -> float:
         m = sum(f(e)) / 2
         return math.log(max(m, 1e-300)) - math.log(d)
 
@@ -565,7 +576,7 @@ class RandomAllocationAccountant:
         self.tolerance = tolerance
         self.bound_kind = {"exact": "certified bracket", "closed_form": "upper bound (Theorem 3.1)",
                            "gdp_asymptotic": "asymptotic approximation (not a bound)"}[self.method]
-        self._pld = None
+        self._pld: RandomAllocationPLD | None = None
 
     @property
     def pld(self) -> RandomAllocationPLD:
@@ -584,7 +595,7 @@ class RandomAllocationAccountant:
         """
         if self.method == "gdp_asymptotic" or self.method == "closed_form":
             return math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
-        from dpbounds._ufuncs import ndtri_complement, ndtri
+        from dpbounds._ufuncs import ndtri_complement, ndtri  # type: ignore[import-not-found, unused-ignore]
 
         a = np.concatenate([np.logspace(-10, -1, 40), np.linspace(0.1, 0.9, 33), 1 - np.logspace(-1, -10, 40)])
         f, err = tradeoff_exact(a, self.sigma, self.rounds)
