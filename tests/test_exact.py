@@ -286,3 +286,35 @@ def test_tradeoff_error_bar_grid(sigma, M):
     assert np.all(err <= 1e-9)
     assert np.all(np.diff(f) <= err[1:] + err[:-1])
     assert np.all((f >= 0) & (f <= 1 - a + err))
+
+
+def test_two_epoch_composition_vs_direct_integral():
+    # Second, FFT-free method for E = 2 (remove direction): delta_2(eps) = E_{x1 ~ P1}[delta_1(eps - l(x1))]
+    # with delta_1(e') = P1[x > M(e^e' - 1)] - e^e' P0[x > M(e^e' - 1)] from the Fourier series at each point
+    # and x1 integrated over cells (loss at the cell's ends brackets the cell: delta_1 is monotone).
+    from dpbounds import accountant as A
+    from dpbounds._exact_sum import _cell_masses
+
+    M = 100.0
+    law = A._law(1.0, M)
+    edges, h, _, p1, _ = _cell_masses(law, 0.5)
+    keep = p1 > 1e-15
+    xa, xb, w = edges[keep], edges[keep] + h, p1[keep]
+    la, lb = np.log1p(xa / M), np.log1p(xb / M)
+
+    def delta1(e):
+        y = np.clip(M * np.expm1(e), law.xlo, law.xhi)
+        g0, g1 = law.wrapped_cdf_pair(y)
+        return np.maximum((1 - g1) - np.exp(e) * (1 - g0), 0.0)
+
+    pld = A.RandomAllocationPLD(1.0, 100, 2)
+    dl = 2e-4
+    hs_up, add_up, hs_dn, sub_dn = pld._lattice_delta_fn(dl)["remove"]
+    for eps in (0.3, 0.8):
+        d_hi = float(np.sum(w * delta1(eps - lb)))  # smallest argument -> largest delta_1
+        d_lo = float(np.sum(w * delta1(eps - la)))
+        lat_lo, lat_hi = hs_dn(eps) - sub_dn, hs_up(eps) + add_up
+        assert d_lo <= d_hi
+        assert lat_lo <= d_hi * (1 + 1e-9) + 1e-12
+        assert d_lo <= lat_hi * (1 + 1e-9) + 1e-12
+        assert abs(0.5 * (d_lo + d_hi) / (0.5 * (lat_lo + lat_hi)) - 1) < 0.02
