@@ -23,9 +23,12 @@
  *         exp(i t v) decays instead of oscillating where t e^{s u} is large.  The real line
  *         (eta = 0) is used when t s e^{s u_hi + m} <= 1/2 (no oscillation at all).
  *         Trapezoid rule on u in [-9.5, 9.5 + (2 + size_biased) s], step min(0.2, sigma/4).
- * ACCURACY  relative error <= 1e-12 for sigma in [0.3, 20], t in [1e-8, 300]
- *         (test_exact_cf.py checks 1e-12 vs mpmath quadrature at 30 digits at sigma >= 0.5, 1e-10 at sigma = 0.3);
- *         typically 2e-14.
+ * ACCURACY  relative error <= 1e-12 vs mpmath (tanh-sinh on the same shifted line, 25 digits) for
+ *         sigma in {0.7, 1, 3, 20}, t in {1e-5, 0.05, 0.7, 4}, both Y and wY (tests/test_exact.py::
+ *         test_cf_vs_mpmath); relative accuracy at t = 1e-7 checked against -t^2 (w-1)/2.
+ *         Self-convergence (step halving): ~2e-14 for sigma >= 0.5 and t in [1e-8, 300], ~1e-12 at
+ *         sigma = 0.3.  For large t, |chi| below ~1e-12 is not resolved (absolute error ~1e-13,
+ *         from the subtraction of 1 + i t v), which only matters once chi^M is below 1e-24.
  * EDGES   t = 0 -> 0; r(-t) = conj r(t); NaN t or sigma -> NaN; sigma <= 0 or
  *         sigma < 0.2 (outside the tested range; exp would overflow far below) -> NaN.  No FP flag is raised for finite input.
  */
