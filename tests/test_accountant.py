@@ -31,6 +31,8 @@ def test_closed_form_matches_theorem31():
     assert ex.get_delta(1e-9)[1] < dmin
     with pytest.raises(ValueError, match="Theorem 3.1 does not apply"):
         RandomAllocationAccountant(1.0, 10, 1, method="closed_form").get_delta(1.0)
+    with pytest.raises(ValueError, match="no Gaussian-DP"):
+        cf.gdp_mu()
 
 
 def test_exact_gdp_mu_and_tradeoff():

@@ -593,7 +593,10 @@ class RandomAllocationAccountant:
         *at the scanned points* (G_mu is symmetric, so f_M^{-1} is covered too), composed as
         mu sqrt(E).  Between grid points it is not certified.
         """
-        if self.method == "gdp_asymptotic" or self.method == "closed_form":
+        if self.method == "closed_form":
+            raise ValueError("Theorem 3.1 gives no Gaussian-DP statement; use method='exact' "
+                             "(certified scan) or 'gdp_asymptotic' (approximation)")
+        if self.method == "gdp_asymptotic":
             return math.sqrt(self.epochs * math.expm1(1.0 / self.sigma ** 2) / self.rounds)
         from dpbounds._ufuncs import ndtri_complement, ndtri  # type: ignore[import-not-found, unused-ignore]
 
