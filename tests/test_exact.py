@@ -318,3 +318,24 @@ def test_two_epoch_composition_vs_direct_integral():
         assert lat_lo <= d_hi * (1 + 1e-9) + 1e-12
         assert d_lo <= lat_hi * (1 + 1e-9) + 1e-12
         assert abs(0.5 * (d_lo + d_hi) / (0.5 * (lat_lo + lat_hi)) - 1) < 0.02
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.floats(0.8, 20.0), st.integers(2, 10 ** 9))
+def test_property_tv_is_max_gap_and_brackets_nest(sigma, M):
+    try:
+        tv, e_tv = exact_max_gap(sigma, M, return_error=True)
+    except ValueError:
+        return  # refused (not converged): never a wrong number
+    a = np.linspace(0.01, 0.99, 25)
+    f, err = tradeoff_exact(a, sigma, M)
+    assert np.all(1 - a - f <= tv + e_tv + err)
+    pld = RandomAllocationPLD(sigma, M, 1)
+    d_prev = (1.0, 1.0)
+    for eps in (0.0, 0.05, 0.5, 2.0):
+        lo, hi = pld.delta(eps)
+        assert 0 <= lo <= hi <= 1
+        assert hi <= d_prev[1] + 1e-12 and lo <= d_prev[0] + 1e-12  # delta(eps) non-increasing
+        d_prev = (lo, hi)
+    lo0, hi0 = pld.delta(0.0)
+    assert lo0 - 1e-12 <= tv <= hi0 + 1e-12  # delta(0) = TV
