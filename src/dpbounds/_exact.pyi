@@ -1,0 +1,8 @@
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+def lognormal_cf_m1(sigma: float, t: ArrayLike, size_biased: bool = ...) -> NDArray[np.complex128]: ...
+
+gdp_delta: np.ufunc

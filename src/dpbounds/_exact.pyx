@@ -1,0 +1,55 @@
+# cython: language_level=3
+"""Compiled kernels of the exact random-allocation accountant (private).
+
+* :func:`lognormal_cf_m1` -- chi(t) - 1 for the per-round likelihood ratio (C, dpb_exact_cf.h).
+* :func:`gdp_delta` -- the mu-GDP -> (eps, delta) curve (a private copy, SPEC A.11).
+"""
+cimport cython
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport exp, expm1, NAN, isnan, INFINITY
+from dpbounds._csrc cimport dpb_ndtr, dpb_log_ndtr
+from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf
+
+cnp.import_array()
+
+
+def lognormal_cf_m1(double sigma, t, bint size_biased=False):
+    """r(t) = E[exp(i t (Z - 1))] - 1 - i t (E Z - 1) for Z = Y or Z = wY (complex array)."""
+    cdef double[::1] tt = np.ascontiguousarray(np.ravel(t), dtype=np.float64)
+    cdef long n = tt.shape[0]
+    re_arr = np.empty(n, dtype=np.float64)
+    im_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] re = re_arr
+    cdef double[::1] im = im_arr
+    if n > 0:
+        with nogil:
+            dpb_exact_lognormal_cf(sigma, 1 if size_biased else 0, n, &tt[0], &re[0], &im[0])
+    out = re_arr + 1j * im_arr
+    return out.reshape(np.shape(t))
+
+
+cdef double _gdp_delta(double mu, double eps) noexcept nogil:
+    # delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), computed as
+    # Phi(a) (1 - exp(eps + logPhi(b) - logPhi(a))) to avoid overflow of e^eps.
+    cdef double a, b, la, lb, r
+    if isnan(mu) or isnan(eps) or mu < 0.0:
+        return NAN
+    if mu == 0.0:
+        return 0.0
+    if eps == INFINITY:
+        return 0.0
+    a = -eps / mu + mu / 2.0
+    b = -eps / mu - mu / 2.0
+    la = dpb_log_ndtr(a)
+    lb = dpb_log_ndtr(b)
+    r = eps + lb - la
+    if r >= 0.0:
+        return 0.0
+    return dpb_ndtr(a) * (-expm1(r))
+
+
+@cython.ufunc
+cdef double gdp_delta(double mu, double eps) noexcept nogil:
+    """delta(eps) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
+    return _gdp_delta(mu, eps)

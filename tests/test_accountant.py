@@ -1,0 +1,112 @@
+"""RandomAllocationAccountant, CLI, and the PLD_accounting peer cross-check."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpbounds import _ufuncs as U
+from dpbounds.accountant import RandomAllocationAccountant
+
+
+def test_methods_and_labels():
+    ex = RandomAllocationAccountant(1.0, 100, 1)
+    lo, hi = ex.get_epsilon(1e-5)
+    assert lo <= hi and ex.bound_kind == "certified bracket"
+    ga = RandomAllocationAccountant(1.0, 100, 1, method="gdp_asymptotic")
+    assert "not a bound" in ga.bound_kind
+    assert ga.gdp_mu() == pytest.approx(math.sqrt(math.expm1(1.0) / 100), rel=1e-15)
+    e_g = ga.get_epsilon(1e-5)
+    assert e_g[0] == e_g[1] > 0
+    d = ga.get_delta(e_g[0])[0]
+    assert d == pytest.approx(1e-5, rel=1e-9)
+
+
+def test_closed_form_matches_theorem31():
+    cf = RandomAllocationAccountant(1.0, 1_000_000, 4, method="closed_form")
+    dmin = float(U.delta_bound_exact(1.0, 1e6))
+    assert cf.get_delta(1.0)[1] == pytest.approx(float(U.compose_delta(dmin, 4.0)), rel=1e-15)
+    # exact delta at eps -> 0 is TV of the E-fold pair, below the closed-form bound
+    ex = RandomAllocationAccountant(1.0, 1_000_000, 1)
+    assert ex.get_delta(1e-9)[1] < dmin
+    with pytest.raises(ValueError, match="Theorem 3.1 does not apply"):
+        RandomAllocationAccountant(1.0, 10, 1, method="closed_form").get_delta(1.0)
+    with pytest.raises(ValueError, match="no Gaussian-DP"):
+        cf.gdp_mu()
+
+
+def test_exact_gdp_mu_and_tradeoff():
+    acc = RandomAllocationAccountant(2.0, 1000, 1)
+    mu = acc.gdp_mu()
+    mu_asym = math.sqrt(math.expm1(0.25) / 1000)
+    assert 0.9 * mu_asym < mu < 1.5 * mu_asym
+    f, err = acc.tradeoff([0.1, 0.5])
+    assert np.all(err < 1e-9)
+    lo, nan = RandomAllocationAccountant(2.0, 1000, 3).tradeoff(0.5)
+    assert 0 < lo < 0.5 and math.isnan(nan)
+    with pytest.raises(ValueError, match="method"):
+        RandomAllocationAccountant(2.0, 1000, 1, method="bogus")
+
+
+def test_cli_epsilon_and_curve(tmp_path, capsys):
+    from dpbounds.cli import main
+
+    assert main(["--json", "epsilon", "--sigma", "1", "--rounds", "100", "--delta", "1e-5"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon_lower"] <= out["epsilon_upper"] < 0.7
+    p = tmp_path / "c.csv"
+    assert main(["curve", "--sigma", "1", "--rounds", "100", "--points", "5", "--out", str(p)]) == 0
+    data = np.loadtxt(p, delimiter=",", skiprows=1)
+    assert data.shape == (5, 3) and data[0, 1] == 1.0
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("sigma,M,E", [(1.0, 100, 1), (2.0, 10, 1), (1.0, 100, 2)])
+def test_peer_pld_accounting_brackets_overlap(sigma, M, E):
+    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
+    up, lo = pa.gaussian_allocation_epsilon_range(delta=1e-5, sigma=sigma, num_steps=M, num_epochs=E)
+    ours = RandomAllocationAccountant(sigma, M, E).get_epsilon(1e-5)
+    assert ours[1] >= lo  # our upper bound never below their lower bound
+    assert ours[0] <= up  # and vice versa
+    assert ours[1] - ours[0] <= up - lo
+
+
+def test_tradeoff_lower_bound_composition():
+    from dpbounds.accountant import RandomAllocationPLD, tradeoff_exact
+
+    a = np.array([1e-6, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9])
+    p1 = RandomAllocationPLD(1.0, 100, 1)
+    lo1 = p1.tradeoff_lower(a)
+    f, err = tradeoff_exact(a, 1.0, 100)
+    # below the exact curve of the pair (the mechanism's curve is the symmetrised, convexified one)
+    assert np.all(lo1 <= f + err)
+    assert np.all(lo1 >= f - 0.01)
+    lo3 = RandomAllocationAccountant(1.0, 100, 3).tradeoff(a)[0]
+    assert np.all(lo3 <= lo1 + 1e-12)
+    assert np.all(np.diff(lo3) <= 1e-12)
+    # max_a (1 - a - f(a)) = delta(0) (TV): a lower curve must open a gap >= the certified lower TV
+    d0 = RandomAllocationPLD(1.0, 100, 3).delta(0.0)
+    assert np.max(1 - a - lo3) >= d0[0] - 1e-12
+
+
+def test_cli_closed_form_gdp_and_epochs_curve(tmp_path, capsys):
+    from dpbounds.cli import main
+
+    assert main(["epsilon", "--sigma", "1", "--rounds", "1000000", "--delta", "0.05", "--method", "closed_form"]) == 0
+    assert "Theorem 3.1" in capsys.readouterr().out
+    assert main(["epsilon", "--sigma", "1", "--rounds", "100", "--delta", "1e-5", "--method", "gdp_asymptotic"]) == 0
+    assert "NOT a bound" in capsys.readouterr().out
+    p = tmp_path / "c3.csv"
+    assert main(["curve", "--sigma", "1", "--rounds", "100", "--epochs", "3", "--points", "5", "--out", str(p)]) == 0
+    data = np.loadtxt(p, delimiter=",", skiprows=1)
+    assert np.all(np.isnan(data[:, 2])) and data[0, 1] == pytest.approx(1.0)
+    assert main(["epsilon", "--sigma", "0.1", "--rounds", "100", "--delta", "1e-5"]) == 2  # ValueError -> exit 2
+
+
+def test_cli_curve_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed")
+    from dpbounds.cli import main
+
+    p = tmp_path / "c.png"
+    assert main(["curve", "--sigma", "1", "--rounds", "100", "--points", "5", "--out", str(p)]) == 0
+    assert p.stat().st_size > 1000
