@@ -55,7 +55,7 @@ int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
 /* delta_min and its terms; *log_rounds receives ln M for the validity checks. */
 static double t31_eval(const dpb_t31_sigma *c, double rounds, double terms[6], double *log_rounds)
 {
-    double mu, mu2, L, sL, sum;
+    double mu, mu2, inv_m1, L, sL, sum;
     int k;
     if (isnan(rounds) || isnan(c->eps) || !(rounds >= 3.0)) {
         for (k = 0; k < 6; k++) terms[k] = DPB_NAN;
@@ -65,16 +65,17 @@ static double t31_eval(const dpb_t31_sigma *c, double rounds, double terms[6], d
         for (k = 0; k < 6; k++) terms[k] = 0.0;
         return 0.0;
     }
-    mu = sqrt(c->eps / (rounds - 1.0));
+    inv_m1 = 1.0 / (rounds - 1.0);
+    mu2 = c->eps * inv_m1;
+    mu = sqrt(mu2);
     if (mu > 1e60) {                     /* vacuous; avoid overflowing mu^4 */
         for (k = 0; k < 5; k++) terms[k] = DPB_INF;
     } else {
-        mu2 = mu * mu;
         terms[0] = 2.0 * DPB_BE_CONSTANT * dpb_mul_sat(c->coef, mu);
         terms[1] = DPB_INV_SQRT2PI * mu;
         /* T3 = [A + B (1 + w/(1-1/w))] mu^2 = (A + B) mu^2 + B w^2/(M-1), since
          * w/(1-1/w) mu^2 = w^2/(M-1): finite even where eps underflows (huge sigma) */
-        terms[2] = (T3_A + T3_B) * mu2 + T3_B * (dpb_mul_sat(c->w, c->w) / (rounds - 1.0));
+        terms[2] = (T3_A + T3_B) * mu2 + T3_B * (dpb_mul_sat(c->w, c->w) * inv_m1);
         terms[3] = T4_C * mu2 * mu;
         terms[4] = T5_C * mu2 * mu2;
     }
