@@ -4,7 +4,7 @@ Validated API (raises ``ValueError`` naming the bad parameter):
     delta_bound, delta_bound_terms, theorem31, rounds_closed_form, rounds_required,
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
 Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
-(``dpbounds.rdp``).
+(``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, rho3, and ``dpbounds.ufuncs``.
 """
@@ -34,6 +34,13 @@ from dpbounds.tradeoff import (
     tradeoff_lower_bound,
 )
 from dpbounds.curve import TradeoffCurve
+from dpbounds.accountant import (
+    RandomAllocationAccountant,
+    RandomAllocationPLD,
+    exact_max_gap,
+    gap_ratio,
+    tradeoff_exact,
+)
 from dpbounds import rdp
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
@@ -52,7 +59,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BERRY_ESSEEN_CONSTANT",
+    "RandomAllocationAccountant",
+    "RandomAllocationPLD",
     "TradeoffCurve",
+    "exact_max_gap",
+    "gap_ratio",
+    "tradeoff_exact",
     "edgeworth_status",
     "f0delta_compose",
     "f0delta_tradeoff",
