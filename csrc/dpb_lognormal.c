@@ -193,17 +193,20 @@ static void rho3_erfs(double sigma, double *e5, double *e3, double *e1)
     *e1 = erf(a);
 }
 
+void dpb_lognormal_base_finish(dpb_lnbase *b, double em1)
+{
+    b->eps = em1 + (1.0 + em1) * b->lo;
+    b->w = 1.0 + b->eps;
+}
+
 void dpb_lognormal_base(double sigma, dpb_lnbase *b)
 {
-    double em1;
     dpb_inv_square(sigma, &b->hi, &b->lo);
     if (b->hi > 700.0) {                     /* -1 is far below half an ulp */
         b->eps = b->w = exp_dd(b->hi, b->lo);
         return;
     }
-    em1 = expm1(b->hi);
-    b->eps = em1 + (1.0 + em1) * b->lo;
-    b->w = 1.0 + b->eps;
+    dpb_lognormal_base_finish(b, dpb_expm1(b->hi));
 }
 
 double dpb_lognormal_rho3(double sigma)
@@ -239,7 +242,7 @@ double dpb_coef_exact_base(double sigma, const dpb_lnbase *b)
         /* rho3/eps^2 = P(y) y^{3/2}/eps^2 = P(y) sigma (y/eps)^2, y = hi + lo = 1/sigma^2:
          * nothing underflows for huge sigma */
         if (sigma > 1e150) return DPB_SQRT_8_PI * sigma;   /* y < 1e-300: the limit */
-        r = b->hi / b->eps * (1.0 + b->lo / b->hi);
+        r = b->hi / b->eps * (1.0 + b->lo * (sigma * sigma));   /* lo/hi = lo sigma^2 to first order */
         return rho3_poly(b->hi) * sigma * r * r;
     }
     rho3_erfs(sigma, &e5, &e3, &e1);

@@ -40,6 +40,9 @@ typedef struct {
     double hi, lo, eps, w;
 } dpb_lnbase;
 void dpb_lognormal_base(double sigma, dpb_lnbase *b);
+/* The second half of dpb_lognormal_base for callers that computed em1 = dpb_expm1(hi)
+ * themselves (two points at a time); requires hi <= 700 and hi, lo already set. */
+void dpb_lognormal_base_finish(dpb_lnbase *b, double em1);
 double dpb_coef_simplified_base(double sigma, const dpb_lnbase *b);
 double dpb_coef_exact_base(double sigma, const dpb_lnbase *b);
 

@@ -52,19 +52,11 @@ int dpb_t31_prepare(double sigma, int coefficient, dpb_t31_sigma *c)
     return 0;
 }
 
-/* delta_min and its terms; *log_rounds receives ln M for the validity checks. */
-static double t31_eval(const dpb_t31_sigma *c, double rounds, double terms[6], double *log_rounds)
+/* The six terms for finite M >= 3, given L = ln M and ex = dpb_exp(-25/24 L). */
+static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, double ex, double terms[6])
 {
-    double mu, mu2, inv_m1, L, sL, sum;
+    double mu, mu2, inv_m1, sL, sum;
     int k;
-    if (isnan(rounds) || isnan(c->eps) || !(rounds >= 3.0)) {
-        for (k = 0; k < 6; k++) terms[k] = DPB_NAN;
-        return DPB_NAN;
-    }
-    if (isinf(rounds)) {
-        for (k = 0; k < 6; k++) terms[k] = 0.0;
-        return 0.0;
-    }
     inv_m1 = 1.0 / (rounds - 1.0);
     mu2 = c->eps * inv_m1;
     mu = sqrt(mu2);
@@ -79,14 +71,30 @@ static double t31_eval(const dpb_t31_sigma *c, double rounds, double terms[6], d
         terms[3] = T4_C * mu2 * mu;
         terms[4] = T5_C * mu2 * mu2;
     }
-    L = log(rounds);
-    *log_rounds = L;
     sL = sqrt(L);
     /* 4.52/(2.88 sqrt(L) - 2.41/sqrt(L)) = 4.52 sqrt(L)/(2.88 L - 2.41) */
-    terms[5] = 4.52 * sL / (2.88 * L - 2.41) * exp(-25.0 / 24.0 * L);
+    terms[5] = 4.52 * sL / (2.88 * L - 2.41) * ex;
     sum = 0.0;
     for (k = 5; k >= 0; k--) sum += terms[k];   /* smallest first */
     return sum;
+}
+
+/* delta_min and its terms; *log_rounds receives ln M for the validity checks. */
+static double t31_eval(const dpb_t31_sigma *c, double rounds, double terms[6], double *log_rounds)
+{
+    double L;
+    int k;
+    if (isnan(rounds) || isnan(c->eps) || !(rounds >= 3.0)) {
+        for (k = 0; k < 6; k++) terms[k] = DPB_NAN;
+        return DPB_NAN;
+    }
+    if (isinf(rounds)) {
+        for (k = 0; k < 6; k++) terms[k] = 0.0;
+        return 0.0;
+    }
+    L = log(rounds);
+    *log_rounds = L;
+    return t31_terms_given(c, rounds, L, dpb_exp(-25.0 / 24.0 * L), terms);
 }
 
 double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
@@ -101,10 +109,22 @@ double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds)
     return t31_eval(c, rounds, t, &L);
 }
 
-int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out)
+/* The validity checks once delta_min, its terms and ln M are known (finite M >= 3). */
+static int t31_status_given(const dpb_t31_sigma *c, double delta, double dmin, const double terms[6], double L)
 {
     int st = 0;
-    double dmin, lhs_delta, terms[6], L;
+    double lhs = 0.5 * terms[0] + (isnan(delta) ? dmin : delta);   /* T1 = 2 B coef mu */
+    if (c->sigma < 1e10 && c->sigma * c->sigma * L < 3.0) st |= DPB_T31_SIGMA_BELOW_EDGE;
+    if (!isnan(delta) && delta < dmin) st |= DPB_T31_DELTA_BELOW_MIN;
+    if (!islessequal(lhs, rhs_lower_bound(c->eps))
+        && !islessequal(lhs, isnan(c->rhs) ? condition2_rhs(c->eps) : c->rhs))
+        st |= DPB_T31_CONDITION2;
+    return st;
+}
+
+int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out)
+{
+    double dmin, terms[6], L;
     if (isnan(c->eps) || isnan(rounds) || isinf(rounds)
         || (!isnan(delta) && !(delta > 0.0 && delta < 1.0))) {
         if (delta_min_out) *delta_min_out = DPB_NAN;
@@ -116,16 +136,7 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
     }
     dmin = t31_eval(c, rounds, terms, &L);
     if (delta_min_out) *delta_min_out = dmin;
-    if (c->sigma < 1e10 && c->sigma * c->sigma * L < 3.0) st |= DPB_T31_SIGMA_BELOW_EDGE;
-    lhs_delta = isnan(delta) ? dmin : delta;
-    if (!isnan(delta) && delta < dmin) st |= DPB_T31_DELTA_BELOW_MIN;
-    {
-        double lhs = 0.5 * terms[0] + lhs_delta;     /* T1 = 2 B coef mu */
-        if (!islessequal(lhs, rhs_lower_bound(c->eps))
-            && !islessequal(lhs, isnan(c->rhs) ? condition2_rhs(c->eps) : c->rhs))
-            st |= DPB_T31_CONDITION2;
-    }
-    return st;
+    return t31_status_given(c, delta, dmin, terms, L);
 }
 
 double dpb_delta_min(double sigma, double rounds, int coefficient)
@@ -140,4 +151,106 @@ int dpb_theorem31_status(double sigma, double rounds, double delta, int coeffici
     dpb_t31_sigma c;
     if (dpb_t31_prepare(sigma, coefficient, &c) != 0) return DPB_T31_BAD_INPUT;
     return dpb_t31_status(&c, rounds, delta, NULL);
+}
+
+/* ---- two points at a time --------------------------------------------------- */
+
+/* Argument bits of the checked mode: 1 bad sigma, 2 bad rounds (not an integer >= 3). */
+static int arg_bits(double sigma, double rounds)
+{
+    int bad = 0;
+    if (!isgreater(sigma, 0.0) || isinf(sigma)) bad |= 1;
+    if (!isgreaterequal(rounds, 3.0) || isinf(rounds) || rounds != floor(rounds)) bad |= 2;
+    return bad;
+}
+
+/* One point in any mode, the reference the paired path must reproduce bit for bit. */
+static void eval_one(double sigma, double rounds, int kind, int mode, double *out, signed char *st)
+{
+    dpb_t31_sigma c;
+    double dmin;
+    if (mode == DPB_T31_MODE_DELTA_MIN) {
+        *out = dpb_delta_min(sigma, rounds, kind);
+        return;
+    }
+    if (mode == DPB_T31_MODE_CHECKED) {
+        int bad = arg_bits(sigma, rounds);
+        if (bad) {
+            *out = DPB_NAN;
+            *st = (signed char)bad;
+            return;
+        }
+    }
+    if (dpb_t31_prepare_delta(sigma, kind, &c) != 0 || dpb_t31_status(&c, rounds, DPB_NAN, &dmin) != 0) {
+        *out = DPB_NAN;
+        if (st) *st = 4;
+        return;
+    }
+    *out = dmin;
+    if (st) *st = 0;
+}
+
+/* Points the paired fast path handles: everything finite and ordinary. */
+static int regular(double sigma, double rounds, int mode)
+{
+    return isgreaterequal(sigma, 0.03) && islessequal(sigma, 1e150)
+        && isgreaterequal(rounds, 3.0) && !isinf(rounds)
+        && (mode != DPB_T31_MODE_CHECKED || rounds == floor(rounds));
+}
+
+void dpb_t31_eval_n(const char *sig, ptrdiff_t ss, const char *rnd, ptrdiff_t sr,
+                    char *out, ptrdiff_t so, char *st, ptrdiff_t sst,
+                    ptrdiff_t n, int kind, int mode)
+{
+    ptrdiff_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        double s0 = *(const double *)(sig + i * ss), s1 = *(const double *)(sig + (i + 1) * ss);
+        double m0 = *(const double *)(rnd + i * sr), m1 = *(const double *)(rnd + (i + 1) * sr);
+        double *o0 = (double *)(out + i * so), *o1 = (double *)(out + (i + 1) * so);
+        signed char *t0 = st ? (signed char *)(st + i * sst) : NULL;
+        signed char *t1 = st ? (signed char *)(st + (i + 1) * sst) : NULL;
+        dpb_lnbase b0, b1;
+        dpb_t31_sigma c0, c1;
+        double e0, e1, L0, L1, x0, x1, d0, d1, tm0[6], tm1[6];
+        if (regular(s0, m0, mode) && regular(s1, m1, mode)) {
+            dpb_inv_square(s0, &b0.hi, &b0.lo);
+            dpb_inv_square(s1, &b1.hi, &b1.lo);
+        } else {
+            b0.hi = b1.hi = DPB_INF;
+        }
+        if (!(b0.hi <= 700.0 && b1.hi <= 700.0)) {   /* rare: one at a time */
+            eval_one(s0, m0, kind, mode, o0, t0);
+            eval_one(s1, m1, kind, mode, o1, t1);
+            continue;
+        }
+        dpb_expm1_2(b0.hi, b1.hi, &e0, &e1);
+        dpb_lognormal_base_finish(&b0, e0);
+        dpb_lognormal_base_finish(&b1, e1);
+        /* the same fields dpb_t31_prepare_delta fills */
+        c0.sigma = s0; c0.eps = b0.eps; c0.w = b0.w; c0.rhs = DPB_NAN;
+        c1.sigma = s1; c1.eps = b1.eps; c1.w = b1.w; c1.rhs = DPB_NAN;
+        c0.coef = kind == DPB_COEF_EXACT ? dpb_coef_exact_base(s0, &b0) : dpb_coef_simplified_base(s0, &b0);
+        c1.coef = kind == DPB_COEF_EXACT ? dpb_coef_exact_base(s1, &b1) : dpb_coef_simplified_base(s1, &b1);
+        L0 = log(m0);
+        L1 = log(m1);
+        dpb_exp_2(-25.0 / 24.0 * L0, -25.0 / 24.0 * L1, &x0, &x1);
+        d0 = t31_terms_given(&c0, m0, L0, x0, tm0);
+        d1 = t31_terms_given(&c1, m1, L1, x1, tm1);
+        if (mode == DPB_T31_MODE_DELTA_MIN) {
+            *o0 = d0;
+            *o1 = d1;
+            continue;
+        }
+        {
+            int v0 = t31_status_given(&c0, DPB_NAN, d0, tm0, L0) == 0;
+            int v1 = t31_status_given(&c1, DPB_NAN, d1, tm1, L1) == 0;
+            *o0 = v0 ? d0 : DPB_NAN;
+            *o1 = v1 ? d1 : DPB_NAN;
+            if (t0) *t0 = v0 ? 0 : 4;
+            if (t1) *t1 = v1 ? 0 : 4;
+        }
+    }
+    if (i < n)
+        eval_one(*(const double *)(sig + i * ss), *(const double *)(rnd + i * sr), kind, mode,
+                 (double *)(out + i * so), st ? (signed char *)(st + i * sst) : NULL);
 }

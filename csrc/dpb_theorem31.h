@@ -61,6 +61,18 @@ double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds);
  * flags delta < delta_min.  rounds_out/delta_min_out receive delta_min if non-NULL. */
 int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out);
 
+/* Loop kernel behind the ufuncs: n points with byte strides, two at a time (the
+ * transcendental calls go through 2-wide vector routines where available), each
+ * point bit-identical to the one-point functions above.
+ *   DPB_T31_MODE_DELTA_MIN  out = dpb_delta_min (NaN outside the domain)
+ *   DPB_T31_MODE_BOUND      out = delta_min where Theorem 3.1 applies (at delta_min), NaN elsewhere;
+ *                           st (int8, may be NULL) = 0 valid, 4 not valid
+ *   DPB_T31_MODE_CHECKED    as BOUND, and st = 1 bad sigma / 2 rounds not an integer >= 3 */
+enum { DPB_T31_MODE_DELTA_MIN = 0, DPB_T31_MODE_BOUND = 1, DPB_T31_MODE_CHECKED = 2 };
+void dpb_t31_eval_n(const char *sigma, ptrdiff_t sigma_stride, const char *rounds, ptrdiff_t rounds_stride,
+                    char *out, ptrdiff_t out_stride, char *status, ptrdiff_t status_stride,
+                    ptrdiff_t n, int coefficient, int mode);
+
 /* Convenience scalar entry points (prepare + evaluate). */
 double dpb_delta_min(double sigma, double rounds, int coefficient);
 int dpb_theorem31_status(double sigma, double rounds, double delta, int coefficient);

@@ -21,7 +21,7 @@ VALID = {
     "rounds_closed_form": (1.0, 0.01, 0), "rounds_required": (1.0, 0.01, 0, 0),
     "min_dataset_size": (1.0, 1e6, 1.0, 0.1),
     "compose_delta": (0.01, 4.0), "per_epoch_delta": (0.01, 4.0),
-    "_delta_bound_checked": (1.0, 1e6, 0),
+    "_delta_bound_checked_simplified": (1.0, 1e6), "_delta_bound_checked_exact": (1.0, 1e6),
 }
 
 
@@ -138,3 +138,29 @@ def test_xarray_passthrough():
     m = xr.DataArray([1e5, 1e6], dims=["rounds"])
     out = dpbounds.ufuncs.delta_min_simplified(s, m)
     assert isinstance(out, xr.DataArray) and out.dims == ("sigma", "rounds")
+
+
+@pytest.mark.parametrize("name", ["delta_min_simplified", "delta_min_exact", "delta_bound_simplified",
+                                  "delta_bound_exact", "_delta_bound_checked_simplified",
+                                  "_delta_bound_checked_exact"])
+def test_paired_loop_matches_one_point_path(rng, name):
+    # the Theorem 3.1 loops take two points at a time; every point must equal the
+    # one-point evaluation bit for bit, whatever its neighbour (odd lengths, strides,
+    # special values next to regular ones)
+    f = getattr(_ufuncs, name)
+    specials = np.array([np.nan, -1.0, 0.0, 0.02, 0.0379, 1e200, np.inf])
+    s = np.concatenate([10 ** rng.uniform(-1.2, 2, 301), specials])
+    m = np.concatenate([np.floor(10 ** rng.uniform(0, 15, 301)), [2.0, 3.0, 2.5, np.inf, np.nan, 1e15, 7.0]])
+    perm = rng.permutation(s.size)
+    s, m = s[perm], m[perm]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        whole = f(s, m)
+        strided = f(s[::-1][::2], m[::-1][::2])
+        single = [f(np.float64(a), np.float64(b)) for a, b in zip(s, m)]
+    whole = whole if isinstance(whole, tuple) else (whole,)
+    strided = strided if isinstance(strided, tuple) else (strided,)
+    for k, arr in enumerate(whole):
+        one = np.array([x[k] if isinstance(x, tuple) else x for x in single])
+        np.testing.assert_array_equal(arr, one)
+        np.testing.assert_array_equal(strided[k], one[::-1][::2])

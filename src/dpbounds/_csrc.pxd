@@ -36,6 +36,13 @@ cdef extern from "dpb_theorem31.h" nogil:
     double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double *terms)
     double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds)
     int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out)
+    enum:
+        DPB_T31_MODE_DELTA_MIN
+        DPB_T31_MODE_BOUND
+        DPB_T31_MODE_CHECKED
+    void dpb_t31_eval_n(const char *sigma, Py_ssize_t sigma_stride, const char *rounds, Py_ssize_t rounds_stride,
+                        char *out, Py_ssize_t out_stride, char *status, Py_ssize_t status_stride,
+                        Py_ssize_t n, int coefficient, int mode)
     double dpb_delta_min(double sigma, double rounds, int coefficient)
     int dpb_theorem31_status(double sigma, double rounds, double delta, int coefficient)
 

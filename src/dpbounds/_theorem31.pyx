@@ -147,7 +147,8 @@ def delta_bound(sigma, rounds, coefficient="simplified", *, on_invalid="nan"):
     try:
         sa = np.asarray(sigma, dtype=np.float64)
         ma = np.asarray(rounds, dtype=np.float64)
-        out, status = _ufuncs._delta_bound_checked(sa, ma, kind)
+        checked = _ufuncs._delta_bound_checked_exact if kind == DPB_COEF_EXACT else _ufuncs._delta_bound_checked_simplified
+        out, status = checked(sa, ma)
     except (TypeError, ValueError):
         # non-numeric input or shapes that do not broadcast: the checks name the parameter
         broadcast(sigma=check_finite_positive("sigma", sigma), rounds=check_rounds("rounds", rounds))

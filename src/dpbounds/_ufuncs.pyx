@@ -9,8 +9,12 @@ a function's domain give NaN.  The validated functions in :mod:`dpbounds`
 check their arguments and raise ``ValueError`` instead.
 """
 cimport cython
+cimport numpy as cnp
 from libc.math cimport NAN, isinf, isnan, floor
 from dpbounds._csrc cimport *
+
+cnp.import_array()
+cnp.import_ufunc()
 
 
 # ---------------------------------------------------------------- normal
@@ -73,59 +77,71 @@ cdef double coef_exact(double sigma) noexcept nogil:
 
 
 # ---------------------------------------------------------------- Theorem 3.1
-@cython.ufunc
-cdef double delta_min_simplified(double sigma, double rounds) noexcept nogil:
-    """Six-term delta_min(sigma, M) of Theorem 3.1 with coef_simplified. No validity check; NaN for M < 3."""
-    return dpb_delta_min(sigma, rounds, DPB_COEF_SIMPLIFIED)
+# The Theorem 3.1 bound kernels have hand-written loops (dpb_t31_eval_n) that take two
+# points at a time, so they are built with PyUFunc_FromFuncAndData rather than
+# @cython.ufunc; each point is bit-identical to the one-point C functions.
+cdef void _loop_t31(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef long flags = <long>data
+    dpb_t31_eval_n(args[0], steps[0], args[1], steps[1], args[2], steps[2], NULL, 0,
+                   dims[0], <int>(flags & 1), <int>(flags >> 1))
 
-@cython.ufunc
-cdef double delta_min_exact(double sigma, double rounds) noexcept nogil:
-    """Six-term delta_min(sigma, M) of Theorem 3.1 with coef_exact. No validity check; NaN for M < 3."""
-    return dpb_delta_min(sigma, rounds, DPB_COEF_EXACT)
+cdef void _loop_t31_checked(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef long flags = <long>data
+    dpb_t31_eval_n(args[0], steps[0], args[1], steps[1], args[2], steps[2], args[3], steps[3],
+                   dims[0], <int>(flags & 1), <int>(flags >> 1))
 
-cdef inline double _bound(double sigma, double rounds, int kind) noexcept nogil:
-    cdef dpb_t31_sigma c
-    cdef double dmin
-    if dpb_t31_prepare_delta(sigma, kind, &c) != 0:
-        return NAN
-    if dpb_t31_status(&c, rounds, NAN, &dmin) != 0:
-        return NAN
-    return dmin
+cdef cnp.PyUFuncGenericFunction _t31_loops[1]
+cdef cnp.PyUFuncGenericFunction _t31_checked_loops[1]
+cdef char _t31_types[3]
+cdef char _t31_checked_types[4]
+cdef void *_t31_data[6]
+_t31_loops[0] = <cnp.PyUFuncGenericFunction>_loop_t31
+_t31_checked_loops[0] = <cnp.PyUFuncGenericFunction>_loop_t31_checked
+_t31_types[0] = cnp.NPY_DOUBLE
+_t31_types[1] = cnp.NPY_DOUBLE
+_t31_types[2] = cnp.NPY_DOUBLE
+_t31_checked_types[0] = cnp.NPY_DOUBLE
+_t31_checked_types[1] = cnp.NPY_DOUBLE
+_t31_checked_types[2] = cnp.NPY_DOUBLE
+_t31_checked_types[3] = cnp.NPY_BYTE
+for _k in range(6):
+    # data = coefficient | (mode << 1)
+    _t31_data[_k] = <void *><long>((_k & 1) | ((_k >> 1) << 1))
 
-@cython.ufunc
-cdef double delta_bound_simplified(double sigma, double rounds) noexcept nogil:
-    """delta_min with coef_simplified where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere."""
-    return _bound(sigma, rounds, DPB_COEF_SIMPLIFIED)
+_keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)
 
-@cython.ufunc
-cdef double delta_bound_exact(double sigma, double rounds) noexcept nogil:
-    """delta_min with coef_exact where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere."""
-    return _bound(sigma, rounds, DPB_COEF_EXACT)
 
-cdef inline (double, signed char) _checked(double sigma, double rounds, long kind) noexcept nogil:
-    cdef dpb_t31_sigma c
-    cdef double dmin
-    cdef signed char bad = 0
-    # isnan first: an ordered comparison with NaN raises the invalid flag
-    if isnan(sigma) or not (sigma > 0.0) or isinf(sigma):
-        bad |= 1
-    if isnan(rounds) or not (rounds >= 3.0) or isinf(rounds) or rounds != floor(rounds):
-        bad |= 2
-    if bad:
-        return NAN, bad
-    dpb_t31_prepare_delta(sigma, <int>kind, &c)
-    if dpb_t31_status(&c, rounds, NAN, &dmin) != 0:
-        return NAN, 4
-    return dmin, 0
+cdef object _make_t31(int coefficient, int mode, str name, str doc):
+    cdef bytes bname = name.encode(), bdoc = doc.encode()
+    _keep.extend((bname, bdoc))
+    cdef int k = coefficient | (mode << 1)
+    if mode == DPB_T31_MODE_CHECKED:
+        return cnp.PyUFunc_FromFuncAndData(_t31_checked_loops, &_t31_data[k], _t31_checked_types,
+                                           1, 2, 2, cnp.PyUFunc_None, bname, bdoc, 0)
+    return cnp.PyUFunc_FromFuncAndData(_t31_loops, &_t31_data[k], _t31_types,
+                                       1, 2, 1, cnp.PyUFunc_None, bname, bdoc, 0)
 
-@cython.ufunc
-cdef (double, signed char) _delta_bound_checked(double sigma, double rounds, long kind) noexcept nogil:
-    """(delta_bound, status) in one pass: status 1 bad sigma, 2 bad rounds, 4 theorem invalid.
 
-    Internal: lets the validated :func:`dpbounds.delta_bound` check its arguments inside
-    the C loop instead of in separate numpy passes.
-    """
-    return _checked(sigma, rounds, kind)
+delta_min_simplified = _make_t31(
+    DPB_COEF_SIMPLIFIED, DPB_T31_MODE_DELTA_MIN, "delta_min_simplified",
+    "Six-term delta_min(sigma, M) of Theorem 3.1 with coef_simplified. No validity check; NaN for M < 3.")
+delta_min_exact = _make_t31(
+    DPB_COEF_EXACT, DPB_T31_MODE_DELTA_MIN, "delta_min_exact",
+    "Six-term delta_min(sigma, M) of Theorem 3.1 with coef_exact. No validity check; NaN for M < 3.")
+delta_bound_simplified = _make_t31(
+    DPB_COEF_SIMPLIFIED, DPB_T31_MODE_BOUND, "delta_bound_simplified",
+    "delta_min with coef_simplified where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere.")
+delta_bound_exact = _make_t31(
+    DPB_COEF_EXACT, DPB_T31_MODE_BOUND, "delta_bound_exact",
+    "delta_min with coef_exact where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere.")
+_delta_bound_checked_simplified = _make_t31(
+    DPB_COEF_SIMPLIFIED, DPB_T31_MODE_CHECKED, "_delta_bound_checked_simplified",
+    "(delta_bound, status) in one pass: status 1 bad sigma, 2 rounds not an integer >= 3, "
+    "4 theorem invalid (internal: argument checks inside the C loop for dpbounds.delta_bound).")
+_delta_bound_checked_exact = _make_t31(
+    DPB_COEF_EXACT, DPB_T31_MODE_CHECKED, "_delta_bound_checked_exact",
+    "(delta_bound, status) in one pass: status 1 bad sigma, 2 rounds not an integer >= 3, "
+    "4 theorem invalid (internal: argument checks inside the C loop for dpbounds.delta_bound).")
 
 cdef inline (double, double, double, double, double, double) _terms(double sigma, double rounds, int kind) noexcept nogil:
     cdef dpb_t31_sigma c
