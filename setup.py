@@ -21,6 +21,8 @@ if sys.platform != "win32":
     if not os.environ.get("DPBOUNDS_DEBUG"):
         compile_args.append("-g0")
     link_libs = ["m"]
+    if sys.platform.startswith("linux"):
+        link_libs.append("dl")  # dlopen of libmvec (csrc/dpb_vecmath.c); part of libc on glibc >= 2.34
 
 extensions = []
 for pyx in sorted(glob.glob("src/dpbounds/**/_*.pyx", recursive=True)):

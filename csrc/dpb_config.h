@@ -41,42 +41,6 @@
  * Theorem 3.1 of the random-allocation paper.  SPEC A.0: Table 1 pins it. */
 #define DPB_BE_CONSTANT  0.4748
 
-/* expm1 and exp through glibc's SSE2 vector math library (libmvec) where it has
- * them (x86-64, glibc >= 2.35): two values per call at ~3x the throughput of the
- * scalar libm functions (<= 2.5 ulp; the accuracy tests cover it).  Single values
- * go through the same vector routine, so the two-at-a-time ufunc loops, the
- * scalar fast path and the M_exact search round identically.  Elsewhere (and with
- * -DDPB_NO_LIBMVEC) the scalar libm functions, two calls per pair. */
-#if defined(__x86_64__) && defined(__GLIBC__) && !defined(DPB_NO_LIBMVEC) \
-    && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#include <emmintrin.h>
-extern __m128d _ZGVbN2v_expm1(__m128d);
-extern __m128d _ZGVbN2v_exp(__m128d);
-#define DPB_HAVE_LIBMVEC 1
-DPB_INLINE double dpb_expm1(double x) { return _mm_cvtsd_f64(_ZGVbN2v_expm1(_mm_set_sd(x))); }
-DPB_INLINE double dpb_exp(double x) { return _mm_cvtsd_f64(_ZGVbN2v_exp(_mm_set_sd(x))); }
-DPB_INLINE void dpb_expm1_2(double x0, double x1, double *r0, double *r1)
-{
-    double r[2];
-    _mm_storeu_pd(r, _ZGVbN2v_expm1(_mm_set_pd(x1, x0)));
-    *r0 = r[0];
-    *r1 = r[1];
-}
-DPB_INLINE void dpb_exp_2(double x0, double x1, double *r0, double *r1)
-{
-    double r[2];
-    _mm_storeu_pd(r, _ZGVbN2v_exp(_mm_set_pd(x1, x0)));
-    *r0 = r[0];
-    *r1 = r[1];
-}
-#else
-#define DPB_HAVE_LIBMVEC 0
-DPB_INLINE double dpb_expm1(double x) { return expm1(x); }
-DPB_INLINE double dpb_exp(double x) { return exp(x); }
-DPB_INLINE void dpb_expm1_2(double x0, double x1, double *r0, double *r1) { *r0 = expm1(x0); *r1 = expm1(x1); }
-DPB_INLINE void dpb_exp_2(double x0, double x1, double *r0, double *r1) { *r0 = exp(x0); *r1 = exp(x1); }
-#endif
-
 /* Exact product a*b = hi + lo (|a*b| < 1e300, no underflow).  With hardware FMA
  * compiled in this is one fma; portable wheels target baseline x86-64, where C's
  * fma() is a slow library call, so Dekker/Veltkamp splitting is used instead. */

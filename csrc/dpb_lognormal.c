@@ -1,5 +1,6 @@
 /* dpb_lognormal.c -- see dpb_lognormal.h. */
 #include "dpb_config.h"
+#include "dpb_vecmath.h"
 #include "dpb_lognormal.h"
 
 /* exp(hi + lo) for |lo| << 1; +inf (no flag) when the result overflows. */

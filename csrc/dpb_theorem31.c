@@ -1,5 +1,6 @@
 /* dpb_theorem31.c -- see dpb_theorem31.h. */
 #include "dpb_config.h"
+#include "dpb_vecmath.h"
 #include "dpb_lognormal.h"
 #include "dpb_theorem31.h"
 

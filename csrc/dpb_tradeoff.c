@@ -6,19 +6,11 @@
 #include "dpb_tradeoff.h"
 #include "dpb_gl20.h"
 
-/* Optional 2-wide SIMD evaluation of the CLT integrand with glibc's libmvec (x86-64,
- * glibc >= 2.35, where -lm pulls libmvec in as needed).  Compiled only when the
- * build-time glibc has these symbols (so the run-time glibc has them too); every other
- * platform, or -DDPB_NO_LIBMVEC, uses the scalar loop.  libmvec's erfc/expm1/exp are
- * accurate to a few ulp, and the integral needs absolute accuracy only. */
-#if defined(__x86_64__) && defined(__GLIBC__) && !defined(DPB_NO_LIBMVEC) \
-    && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#include <emmintrin.h>
-#define DPB_HAVE_MVEC 1
-extern __m128d _ZGVbN2v_erfc(__m128d);
-extern __m128d _ZGVbN2v_expm1(__m128d);
-extern __m128d _ZGVbN2v_exp(__m128d);
-#endif
+/* Optional 2-wide SIMD evaluation of the CLT integrand with glibc's libmvec erfc/expm1/exp,
+ * resolved at load time by dpb_vecmath.c (x86-64 Linux, running glibc >= 2.35); otherwise,
+ * or with -DDPB_NO_LIBMVEC, the scalar loop.  libmvec's routines are accurate to a few ulp,
+ * and the integral needs absolute accuracy only. */
+#include "dpb_vecmath.h"
 
 /* ------------------------------------------------------------ simple curves */
 
@@ -177,7 +169,7 @@ DPB_INLINE double tq_integrand(const tq_ctx *q, double z)
 #endif
 }
 
-#ifdef DPB_HAVE_MVEC
+#ifdef DPB_VECMATH_SSE2
 /* CLT integrand at the node pair c -+ dz (lanes 0, 1). */
 static __m128d tq_clt_pair(const tq_ctx *q, __m128d z)
 {
@@ -186,18 +178,18 @@ static __m128d tq_clt_pair(const tq_ctx *q, __m128d z)
     __m128d A, g, ag, e, phi, nz;
     t = _mm_min_pd(t, _mm_set1_pd(700.0));        /* A is then far beyond the -8.3 cut */
     if (q->logform)
-        A = _ZGVbN2v_exp(_mm_sub_pd(t, _mm_set1_pd(q->lnD)));
+        A = dpb_v2_exp(_mm_sub_pd(t, _mm_set1_pd(q->lnD)));
     else
-        A = _mm_mul_pd(_ZGVbN2v_expm1(t), _mm_set1_pd(q->invD));
+        A = _mm_mul_pd(dpb_v2_expm1(t), _mm_set1_pd(q->invD));
     g = _mm_sub_pd(_mm_set1_pd(q->xs), A);
     g = _mm_max_pd(g, _mm_set1_pd(-40.0));        /* Phi(-40) = 0 to double precision */
     ag = _mm_andnot_pd(_mm_set1_pd(-0.0), g);     /* |g| */
-    e = _mm_mul_pd(half, _ZGVbN2v_erfc(_mm_mul_pd(ag, _mm_set1_pd(DPB_SQRT1_2))));
+    e = _mm_mul_pd(half, dpb_v2_erfc(_mm_mul_pd(ag, _mm_set1_pd(DPB_SQRT1_2))));
     {
         __m128d neg = _mm_cmplt_pd(g, zero);
         phi = _mm_or_pd(_mm_and_pd(neg, e), _mm_andnot_pd(neg, _mm_sub_pd(one, e)));
     }
-    nz = _ZGVbN2v_exp(_mm_mul_pd(_mm_set1_pd(-0.5), _mm_mul_pd(z, z)));
+    nz = dpb_v2_exp(_mm_mul_pd(_mm_set1_pd(-0.5), _mm_mul_pd(z, z)));
     return _mm_mul_pd(phi, _mm_mul_pd(nz, _mm_set1_pd(DPB_INV_SQRT2PI)));
 }
 #endif
@@ -206,8 +198,8 @@ static double tq_panel(const tq_ctx *q, double lo, double hi)
 {
     double c = 0.5 * (lo + hi), h = 0.5 * (hi - lo), s = 0.0;
     int i;
-#ifdef DPB_HAVE_MVEC
-    if (q->mode == TQ_CLT) {
+#ifdef DPB_VECMATH_SSE2
+    if (q->mode == TQ_CLT && dpb_vecmath_native) {
         __m128d acc = _mm_setzero_pd(), cc = _mm_set1_pd(c), hh = _mm_set1_pd(h);
         double out[2];
         for (i = 0; i < DPB_GL20_HALF; i++) {

@@ -53,3 +53,6 @@ cdef extern from "dpb_rounds.h" nogil:
     double dpb_min_dataset_size(double sigma, double rounds, double clip_norm, double noise_ratio)
     double dpb_compose_delta(double delta, double epochs)
     double dpb_per_epoch_delta(double delta_total, double epochs)
+
+cdef extern from "dpb_vecmath.h" nogil:
+    int dpb_vecmath_is_native()

@@ -195,3 +195,8 @@ cdef double compose_delta(double delta, double epochs) noexcept nogil:
 cdef double per_epoch_delta(double delta_total, double epochs) noexcept nogil:
     """1 - (1 - delta_total)^(1/E): the per-epoch delta giving delta_total after E epochs."""
     return dpb_per_epoch_delta(delta_total, epochs)
+
+
+def _libmvec_in_use():
+    """True when glibc's vector math library (libmvec) serves exp/expm1/erfc in this module."""
+    return bool(dpb_vecmath_is_native())
