@@ -34,7 +34,7 @@ _TWO_PI = 2.0 * math.pi
 
 
 def _ndtr(x: Any) -> FArr:
-    from dpbounds._ufuncs import ndtr  # type: ignore[import-not-found]
+    from dpbounds._ufuncs import ndtr
 
     return np.asarray(ndtr(np.asarray(x, dtype=float)), dtype=float)
 

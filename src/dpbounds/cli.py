@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 _PLUGINS = ("dpbounds._cli_core", "dpbounds._cli_tradeoff", "dpbounds._cli_accountant", "dpbounds._cli_rdp")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
         sys.stderr.write(f"dpbounds: error: {message}\n")
         raise SystemExit(2)
 

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbounds import _tradeoff as _uf
-from dpbounds import _ufuncs as _core  # type: ignore[attr-defined]  # (no _ufuncs.pyi yet)
+from dpbounds import _ufuncs as _core
 from dpbounds._validation import as_float_array, check, check_closed_unit, scalar_or_array
 
 __all__ = ["TradeoffCurve"]

@@ -176,7 +176,8 @@ class Theorem31Result:
     def reasons(self) -> NDArray[np.str_]:
         """Reason per point (array of str)."""
         st = np.asarray(self.status)
-        return np.vectorize(_reason, otypes=[str])(st)
+        out: NDArray[np.str_] = np.vectorize(_reason, otypes=[str])(st)
+        return out
 
     def __bool__(self) -> bool:
         if np.ndim(self.status) != 0:
