@@ -394,16 +394,13 @@ class TiltedLognormalSum:
     (callers fall back to honest intervals there).
     """
 
-    def __init__(self, sigma: float, M: float, t_max: float, amp: float = 12.0, guard: float = 37.0,
-                 cut: float = 1e-22, max_freq: int = 300_000, P: float | None = None):
+    def __init__(self, sigma: float, M: float, amp: float = 12.0, guard: float = 37.0,
+                 cut: float = 1e-20, max_freq: int = 350_000, reach_tail: float = 1e-10):
         self.sigma = float(sigma)
         self.M = float(M)
         self.w_m1 = math.expm1(1.0 / (self.sigma * self.sigma))
         self.sd = math.sqrt(self.M * self.w_m1)
-        if P is None:
-            P = _TWO_PI * 0.6 * max_freq / t_max
-        self.P = float(P)
-        self.lam = (amp + guard) / self.P
+        logcut = math.log(cut)
         # ---- left end: Chernoff lower tail below 1e-40 (or the support end -M)
         target = 1e-40
 
@@ -415,6 +412,36 @@ class TiltedLognormalSum:
         else:
             lo_mag = self.M
         self.xlo = -lo_mag
+        # ---- frequency cut-off of |psi|: scan far (slow, ~exp(-(log t)^2) decay at small sigma)
+        # first crossing below the cut that persists for 4 grid points (beyond ~1e6 the kernel's
+        # absolute error floor, not the true modulus, is what one would see)
+        tg = np.logspace(-6, 8, 281) / max(math.sqrt(self.w_m1), 1e-300)
+        with np.errstate(divide="ignore"):
+            lg = self.M * np.log(np.abs(1.0 + lognormal_cf_m1(self.sigma, tg)))
+        below = lg < logcut
+        run = below[:-3] & below[1:-2] & below[2:-1] & below[3:]
+        first = np.nonzero(run)[0]
+        t_cut = float(tg[first[0]]) if first.size else float(tg[-1])
+        p_budget = _TWO_PI * 0.9 * max_freq / t_cut
+        # ---- reach wanted: where the rigorous upper tail bounds fall below reach_tail
+        def f_hi(xx: float) -> float:
+            return max(float(upper_tail_h0(self.sigma, self.M, [xx])[0]),
+                       float(upper_tail_h1(self.sigma, self.M, [xx])[0]))
+
+        span_cap = p_budget * amp / (amp + guard)
+        reach = max(10.0 * self.sd, 10.0)
+        while reach - self.xlo < span_cap and f_hi(reach) > reach_tail:
+            reach *= 2.0
+        P = min(p_budget, (reach - self.xlo) * (amp + guard) / amp)
+        self.t_cut = t_cut
+        self.P = float(P)
+        self.lam = (amp + guard) / self.P
+        if self.P * amp / (amp + guard) <= -self.xlo or self.lam > 50.0:
+            # the affordable window cannot even reach x = 0 with a tolerable amplification:
+            # infeasible (tiny M at small sigma); the caller falls back
+            self.truncated = True
+            self.xhi = self.xlo
+            return
         self.xhi = self.xlo + min(amp / self.lam, 0.999 * self.P)
         # certified pieces of the error (independent of the query point)
         if lo_mag >= self.M:
@@ -438,7 +465,6 @@ class TiltedLognormalSum:
         # ---- coefficients b_n, n = 0..N
         dt = _TWO_PI / self.P
         lam = self.lam
-        logcut = math.log(cut)
         chunks0, chunks1 = [], []
         n0, block = 0, 256
         converged = False

@@ -92,8 +92,9 @@ def _law_best(sigma: float, M: float) -> Any:
     if ok:
         law = probe
     else:
-        law = TiltedLognormalSum(sigma, M, probe.t_max)
-        if law.truncated:
+        law = TiltedLognormalSum(sigma, M)
+        # unusable if the series did not converge or the served range does not reach x = 0 (TV)
+        if law.truncated or law.xhi <= 0.0:
             law = _law(sigma, M)
     _BEST_CACHE[key] = law
     return law
