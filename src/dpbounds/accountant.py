@@ -14,6 +14,16 @@ gap_ratio(sigma, rounds, coefficient)       delta_min (Theorem 3.1) / true gap
 RandomAllocationPLD(sigma, rounds, epochs)  certified [lower, upper] brackets of eps(delta), delta(eps)
 RandomAllocationAccountant(noise_multiplier, rounds_per_epoch, epochs, method=...)
 
+Small sigma.  Where the right tail of the lognormal sum is too heavy for a window that holds it
+(roughly sigma < 0.8, and small M), the law is represented instead by its exponentially tilted
+characteristic function psi(t + i lam) (:class:`dpbounds._exact_sum.TiltedLognormalSum`): the
+right-hand aliasing is then damped by e^{-lam P} without any tail bound, and CDF values are
+served for thresholds up to ``xhi`` with round-off amplified by at most e^{12}.  Used by
+``tradeoff_exact``, ``exact_max_gap`` and the E = 1 brackets; the E > 1 lattice still uses the
+untilted series (wide, honest brackets at small sigma).  Not covered: tiny M at small sigma
+(sigma <= 0.4 with M <= 6, sigma = 0.5 with M <= 3, sigma = 0.6 with M = 2, ...), where the
+characteristic function decays too slowly for any Fourier budget: refused or wide error bars.
+
 What is certified.  The loss discretisation (rounding up / down), the window tails (rigorous
 Chernoff / truncated-MGF bounds), aliasing and the trimmed composition tails are accounted
 for exactly.  The Fourier-series truncation and floating-point round-off are covered by
@@ -67,26 +77,26 @@ def _law(sigma: float, M: float, tail: float = 1e-13) -> LognormalSum:
     return law
 
 
-_BEST_CACHE: dict[tuple[float, float], Any] = {}
+_BEST_CACHE: dict[tuple[float, float, float], Any] = {}
 
 
-def _law_best(sigma: float, M: float) -> Any:
+def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
     """The untilted series where its window holds the tails (error <= 1e-11), else the tilted one.
 
     Falls back to the untilted law (with its honest, possibly NaN, error bars) when neither
     converges within the Fourier budget (tiny M at small sigma).
     """
-    key = (sigma, M)
+    key = (sigma, M, tail)
     law = _BEST_CACHE.get(key)
     if law is not None:
         return law
     if len(_BEST_CACHE) > 16:
         _BEST_CACHE.clear()
-    probe = _LAW_CACHE.get((sigma, M, 1e-13))
+    probe = _LAW_CACHE.get((sigma, M, tail))
     if probe is None:
-        probe = LognormalSum(sigma, M, tail=1e-13, abort_above=1e-11)
+        probe = LognormalSum(sigma, M, tail=tail, abort_above=1e-11)
         if not probe.aborted:
-            _LAW_CACHE[(sigma, M, 1e-13)] = probe
+            _LAW_CACHE[(sigma, M, tail)] = probe
     ok = (not probe.truncated and max(probe.tail_lo0 + probe.tail_hi0, probe.tail_lo1 + probe.tail_hi1)
           + probe.err_trunc + probe.err_round <= 1e-11)
     if ok:
@@ -95,7 +105,7 @@ def _law_best(sigma: float, M: float) -> Any:
         law = TiltedLognormalSum(sigma, M)
         # unusable if the series did not converge or the served range does not reach x = 0 (TV)
         if law.truncated or law.xhi <= 0.0:
-            law = _law(sigma, M)
+            law = _law(sigma, M, tail)
     _BEST_CACHE[key] = law
     return law
 
@@ -125,9 +135,12 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
         f_M(a) and a bound on |f - f_M(a)| (SPEC A.1: reject H0 iff S > M + x_a with
         P0[S - M > x_a] = a; f = P1[S - M <= x_a]).  The bound adds the certified window
         tails/aliasing and the estimated series truncation/round-off; it is about 1e-13 for
-        M >= 10 at sigma >= 0.7.  For small M and small sigma (heavy tail, slowly decaying
-        characteristic function) the bound grows and is reported honestly (NaN if the series
-        had to be truncated above the cut-off; then ``f`` is an approximation).
+        M >= 10 at sigma >= 0.7.  Small sigma (tilted series, see the module docstring): about
+        1e-13 in the bulk and <= 1e-9 for a >= 0.01 at sigma in [0.3, 0.7], M >= 10 (M >= 3 at
+        sigma = 0.7); for a so small that the threshold lies beyond the served range an
+        honest interval [P1[x <= xhi] - err, 1 - a] is returned as midpoint +- half-width.
+        Where no series converges (tiny M at small sigma) the bound is NaN or wide and ``f`` is
+        an approximation.
     """
     s, m = _check_sigma_rounds(sigma, rounds)
     av = V.check_closed_unit("a", a)
@@ -258,12 +271,13 @@ def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) ->
 
     This is the smallest delta with f_M >= f_{0, delta}.  Computed as P0[S <= M] - P1[S <= M]
     from one Fourier series with the combined coefficients (no cancellation between two CDFs).
-    Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9] (tests check against Monte
+    Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9], and (tilted series) for
+    sigma in [0.3, 0.5) with M >= ~10-30 and sigma = 0.7 with M >= 2 (tests check against Monte
     Carlo and, at M = 2, against direct quadrature); ``return_error=True`` also returns the
-    absolute error bound.
+    absolute error bound.  Raises ValueError where no series converges (e.g. sigma = 0.5, M = 2).
     """
     s, m = _check_sigma_rounds(sigma, rounds)
-    best = _law_best(s, m)
+    best = _law_best(s, m, tail=1e-16)
     if isinstance(best, TiltedLognormalSum):
         g0t, g1t = best.wrapped_cdf_pair([0.0])
         tv_t = float(g0t[0] - g1t[0])
