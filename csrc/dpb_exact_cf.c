@@ -76,8 +76,18 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
 
 #define DPB_CF_LEVELS 32
 
-void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, long n, const double *t, double lam,
-                                   double *re, double *im)
+/* e^{iy} for Im y >= -700 (quietly 0 once it underflows) */
+static double complex dpb_cf_expi(double complex y)
+{
+    if (cimag(y) > 745.0)
+        return 0.0;
+    if (cimag(y) < -700.0)
+        return DPB_NAN;
+    return exp(-cimag(y)) * (cos(creal(y)) + I * sin(creal(y)));
+}
+
+void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
+                                   double lam, double *re, double *im)
 {
     long j, q, nodes;
     int k;
@@ -108,7 +118,7 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, long n, const 
         double complex acc = 0.0, tau;
         const double complex *wq, *vq;
         if (isnan(tt)) { re[j] = DPB_NAN; im[j] = DPB_NAN; continue; }
-        if (tt == 0.0 && lam == 0.0) { re[j] = 0.0; im[j] = 0.0; continue; }
+        if (tt == 0.0 && lam == 0.0) { re[j] = raw ? 1.0 : 0.0; im[j] = 0.0; continue; }
         ta = fabs(tt);
         tau = ta + I * lam;
         if (ta == 0.0 || s * uhi + m + log(ta * s) <= -0.69314718055994530942) {
@@ -139,8 +149,13 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, long n, const 
         }
         wq = tab_w + (size_t)k * nodes;
         vq = tab_v + (size_t)k * nodes;
-        for (q = 0; q < nodes; ++q)
-            acc += wq[q] * dpb_cf_g(tau * vq[q]);
+        if (raw) {
+            for (q = 0; q < nodes; ++q)
+                acc += wq[q] * dpb_cf_expi(tau * vq[q]);
+        } else {
+            for (q = 0; q < nodes; ++q)
+                acc += wq[q] * dpb_cf_g(tau * vq[q]);
+        }
         re[j] = creal(acc);
         im[j] = tt < 0.0 ? -cimag(acc) : cimag(acc);
     }

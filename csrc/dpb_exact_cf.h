@@ -38,7 +38,10 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
 /*
  * METHOD  Same integral at the complex argument tau = t + i lam (lam >= 0, "exponential tilting":
  *         E[e^{i tau (Z-1)}] = E[e^{i t (Z-1)} e^{-lam (Z-1)}] converges for every lam >= 0 since Z > 0).
- *         Returns r(tau) = E[exp(i tau (Z - 1))] - 1 - i tau (E Z - 1).  The contour is shifted to
+ *         Returns r(tau) = E[exp(i tau (Z - 1))] - 1 - i tau (E Z - 1) (raw = 0: relative accuracy at
+ *         small |tau|), or chi(tau) = E[exp(i tau (Z - 1))] itself (raw = 1: no cancellation against
+ *         i tau (E Z - 1), which for Z = wY at small sigma is ~1e5 |tau| and would cost ~1e-16 of that
+ *         in absolute accuracy).  The contour is shifted to
  *         s eta = min(pi/2 - theta, 1.2 s), theta = atan2(lam, |t|) (the direction in which i tau e^{s z}
  *         has the most negative real part, so the integrand decays on the line and is analytic and bounded
  *         in a strip of half-width ~pi/(2 s) around it), quantised to 32 levels (tables built lazily);
@@ -50,7 +53,7 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
  * EDGES   NaN t, lam or sigma -> NaN; lam < 0 or lam > 700 -> NaN (the transform diverges / e^{lam} overflows);
  *         r(-t + i lam) = conj r(t + i lam); sigma < 0.2 -> NaN.  No FP flag is raised for finite input.
  */
-void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, long n, const double *t, double lam,
-                                   double *re, double *im);
+void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
+                                   double lam, double *re, double *im);
 
 #endif /* DPB_EXACT_CF_H */

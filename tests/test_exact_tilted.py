@@ -66,6 +66,12 @@ def test_cf_tilted_edges_and_lam0():
         a = lognormal_cf_m1(sigma, tt)
         b = lognormal_cf_m1_tilted(sigma, tt, 0.0)
         assert np.max(np.abs(a - b) / np.abs(a)) <= 1e-12
+    # raw mode: chi itself, = 1 + r + i tau (EZ - 1) where that sum does not cancel
+    tt = np.array([0.0, 0.3, 2.0])
+    for sb, ez1 in ((False, 0.0), (True, math.expm1(1.0))):
+        raw = lognormal_cf_m1_tilted(1.0, tt, 0.5, sb, True)
+        r = lognormal_cf_m1_tilted(1.0, tt, 0.5, sb)
+        assert np.allclose(raw, 1 + r + 1j * (tt + 0.5j) * ez1, rtol=0, atol=1e-14)
     # pure tilt: E e^{-lam (Y - 1)} - 1 is real and positive
     z = lognormal_cf_m1_tilted(0.5, np.array([0.0]), 2.0)[0]
     assert z.imag == 0 and z.real > 0
@@ -148,6 +154,21 @@ def test_tilted_and_untilted_brackets_overlap():
     # an epsilon bracket at small sigma (it was (0, inf) / refused before tilting)
     lo, hi = p_t.epsilon(1e-3)
     assert 0 < lo <= hi < math.inf and hi - lo <= 1e-6 * hi
+
+
+@pytest.mark.parametrize("sigma,M", [(0.3, 20), (0.4, 6)])
+def test_tilted_self_consistency_two_windows(sigma, M):
+    # the same CDFs from two different windows/tilts/frequency budgets (different lam, P, N) must
+    # agree within the two error bounds; this caught a 1e-9 cancellation in the H1 coefficients
+    a = TiltedLognormalSum(sigma, M)
+    b = TiltedLognormalSum(sigma, M, cut=1e-14, max_freq=200_000, amp=8.0)
+    assert not a.truncated and not b.truncated and abs(a.lam / b.lam - 1) > 0.1
+    x = np.array([-0.5 * M, 0.0, 0.5 * M, min(a.xhi, b.xhi)])
+    ga0, ga1 = a.wrapped_cdf_pair(x)
+    gb0, gb1 = b.wrapped_cdf_pair(x)
+    tol = a.err(x) + b.err(x)
+    assert np.all(tol[:3] <= 1e-10)
+    assert np.all(np.abs(ga0 - gb0) <= tol) and np.all(np.abs(ga1 - gb1) <= tol)
 
 
 def test_tiny_m_small_sigma_still_honest():

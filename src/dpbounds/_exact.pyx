@@ -30,8 +30,11 @@ def lognormal_cf_m1(double sigma, t, bint size_biased=False):
     return out.reshape(np.shape(t))
 
 
-def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False):
-    """r(tau) = E[exp(i tau (Z - 1))] - 1 - i tau (E Z - 1) at tau = t + i lam, lam >= 0 (complex array)."""
+def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False, bint raw=False):
+    """r(tau) = E[exp(i tau (Z - 1))] - 1 - i tau (E Z - 1) at tau = t + i lam, lam >= 0 (complex array).
+
+    ``raw=True``: chi(tau) = E[exp(i tau (Z - 1))] itself (no subtraction).
+    """
     cdef double[::1] tt = np.ascontiguousarray(np.ravel(t), dtype=np.float64)
     cdef long n = tt.shape[0]
     re_arr = np.empty(n, dtype=np.float64)
@@ -40,7 +43,8 @@ def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False):
     cdef double[::1] im = im_arr
     if n > 0:
         with nogil:
-            dpb_exact_lognormal_cf_tilted(sigma, 1 if size_biased else 0, n, &tt[0], lam, &re[0], &im[0])
+            dpb_exact_lognormal_cf_tilted(sigma, 1 if size_biased else 0, 1 if raw else 0, n, &tt[0], lam,
+                                          &re[0], &im[0])
     out = re_arr + 1j * im_arr
     return out.reshape(np.shape(t))
 

@@ -395,7 +395,7 @@ class TiltedLognormalSum:
     """
 
     def __init__(self, sigma: float, M: float, amp: float = 12.0, guard: float = 37.0,
-                 cut: float = 1e-20, max_freq: int = 350_000, reach_tail: float = 1e-10):
+                 cut: float = 1e-17, max_freq: int = 350_000, reach_tail: float = 1e-10):
         self.sigma = float(sigma)
         self.M = float(M)
         self.w_m1 = math.expm1(1.0 / (self.sigma * self.sigma))
@@ -441,6 +441,7 @@ class TiltedLognormalSum:
             # infeasible (tiny M at small sigma); the caller falls back
             self.truncated = True
             self.xhi = self.xlo
+            self.n_eff = 0
             return
         self.xhi = self.xlo + min(amp / self.lam, 0.999 * self.P)
         # certified pieces of the error (independent of the query point)
@@ -473,11 +474,11 @@ class TiltedLognormalSum:
             n = np.arange(n0, n0 + block, dtype=float)
             t = n * dt
             r0 = lognormal_cf_m1_tilted(self.sigma, t, lam)
-            r1 = lognormal_cf_m1_tilted(self.sigma, t, lam, True) + 1j * (t + 1j * lam) * self.w_m1
+            chi_w = lognormal_cf_m1_tilted(self.sigma, t, lam, True, True)  # direct: no cancellation
             l0 = _clog1p(r0)
             l0 = np.where(np.isfinite(l0.real), l0, -800.0)
             with np.errstate(divide="ignore"):
-                lw = np.log(1.0 + r1)
+                lw = np.log(chi_w)
             lw = np.where(np.isfinite(lw.real), lw, -800.0)
             # phase e^{-i t_n xlo} reduced modulo 2 pi in units of P
             ph = -_TWO_PI * np.mod(n * xl_frac, 1.0)

@@ -78,6 +78,7 @@ def _law(sigma: float, M: float, tail: float = 1e-13) -> LognormalSum:
 
 
 _BEST_CACHE: dict[tuple[float, float, float], Any] = {}
+_TILT_CACHE: dict[tuple[float, float], TiltedLognormalSum] = {}
 
 
 def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
@@ -102,7 +103,12 @@ def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
     if ok:
         law = probe
     else:
-        law = TiltedLognormalSum(sigma, M)
+        law = _TILT_CACHE.get((sigma, M))
+        if law is None:
+            if len(_TILT_CACHE) > 8:
+                _TILT_CACHE.clear()
+            law = TiltedLognormalSum(sigma, M)
+            _TILT_CACHE[(sigma, M)] = law
         # unusable if the series did not converge or the served range does not reach x = 0 (TV)
         if law.truncated or law.xhi <= 0.0:
             law = _law(sigma, M, tail)
