@@ -21,7 +21,7 @@ right-hand aliasing is then damped by e^{-lam P} without any tail bound, and CDF
 served for thresholds up to ``xhi`` with round-off amplified by at most e^{12}.  Used by
 ``tradeoff_exact``, ``exact_max_gap`` and the E = 1 brackets; the E > 1 lattice still uses the
 untilted series (wide, honest brackets at small sigma).  Not covered: tiny M at small sigma
-(sigma <= 0.4 with M <= 6, sigma = 0.5 with M <= 3, sigma = 0.6 with M = 2, ...), where the
+(sigma = 0.3 with M < ~15, 0.4 with M < ~6, 0.5 with M <= 3, 0.6 with M = 2), where the
 characteristic function decays too slowly for any Fourier budget: refused or wide error bars.
 
 What is certified.  The loss discretisation (rounding up / down), the window tails (rigorous
@@ -142,8 +142,9 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
         P0[S - M > x_a] = a; f = P1[S - M <= x_a]).  The bound adds the certified window
         tails/aliasing and the estimated series truncation/round-off; it is about 1e-13 for
         M >= 10 at sigma >= 0.7.  Small sigma (tilted series, see the module docstring): about
-        1e-13 in the bulk and <= 1e-9 for a >= 0.01 at sigma in [0.3, 0.7], M >= 10 (M >= 3 at
-        sigma = 0.7); for a so small that the threshold lies beyond the served range an
+        1e-13 in the bulk; <= 1e-9 for a >= 0.01 when the threshold is well inside the served
+        range (measured: sigma = 0.3, M >= 100; sigma = 0.5, M >= 10; 2e-9 at sigma = 0.4,
+        M = 10; 1e-9 at sigma = 0.7, M = 2); for a so small that the threshold lies beyond the served range an
         honest interval [P1[x <= xhi] - err, 1 - a] is returned as midpoint +- half-width.
         Where no series converges (tiny M at small sigma) the bound is NaN or wide and ``f`` is
         an approximation.
@@ -278,7 +279,8 @@ def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) ->
     This is the smallest delta with f_M >= f_{0, delta}.  Computed as P0[S <= M] - P1[S <= M]
     from one Fourier series with the combined coefficients (no cancellation between two CDFs).
     Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9], and (tilted series) for
-    sigma in [0.3, 0.5) with M >= ~10-30 and sigma = 0.7 with M >= 2 (tests check against Monte
+    sigma = 0.3 with M >= ~15, 0.4 with M >= ~6, 0.5 with M >= 4, 0.6 with M >= 3, 0.7 with
+    M >= 2 (absolute bound ~1e-13 there; tests check against Monte
     Carlo and, at M = 2, against direct quadrature); ``return_error=True`` also returns the
     absolute error bound.  Raises ValueError where no series converges (e.g. sigma = 0.5, M = 2).
     """
