@@ -78,14 +78,15 @@ def test_cf_tilted_edges_and_lam0():
 
 
 # ---------------------------------------------------------------- M = 2: independent quadrature
-@pytest.mark.parametrize("sigma", [0.7, 0.8])
-def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma):
+@pytest.mark.parametrize("sigma,cs", [(0.6, (0.5, 1.2, 2.9)), (0.7, (0.5, 1.2, 2.9, 6.0)),
+                                      (0.8, (0.5, 1.2, 2.9, 6.0))])
+def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
     assert isinstance(_law_best(sigma, 2.0), TiltedLognormalSum)  # the tilted path is exercised
     tv, e = exact_max_gap(sigma, 2, return_error=True)
     ref = _tv_m2_quadrature(sigma)
     assert e <= 1e-9 * ref
     assert abs(tv - ref) <= 1e-8 * ref
-    for c in (0.5, 1.2, 2.9, 6.0):
+    for c in cs:
         a, f_ref = _m2_tradeoff_quadrature(sigma, c)
         f, err = tradeoff_exact(a, sigma, 2)
         assert err <= 1e-9

@@ -21,7 +21,7 @@ right-hand aliasing is then damped by e^{-lam P} without any tail bound, and CDF
 served for thresholds up to ``xhi`` with round-off amplified by at most e^{12}.  Used by
 ``tradeoff_exact``, ``exact_max_gap`` and the E = 1 brackets; the E > 1 lattice still uses the
 untilted series (wide, honest brackets at small sigma).  Not covered: tiny M at small sigma
-(sigma = 0.3 with M < ~15, 0.4 with M < ~6, 0.5 with M <= 3, 0.6 with M = 2), where the
+(sigma = 0.3 with M < ~15, 0.4 with M < ~6, 0.5 with M = 2), where the
 characteristic function decays too slowly for any Fourier budget: refused or wide error bars.
 
 What is certified.  The loss discretisation (rounding up / down), the window tails (rigorous
@@ -279,8 +279,8 @@ def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) ->
     This is the smallest delta with f_M >= f_{0, delta}.  Computed as P0[S <= M] - P1[S <= M]
     from one Fourier series with the combined coefficients (no cancellation between two CDFs).
     Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9], and (tilted series) for
-    sigma = 0.3 with M >= ~15, 0.4 with M >= ~6, 0.5 with M >= 4, 0.6 with M >= 3, 0.7 with
-    M >= 2 (absolute bound ~1e-13 there; tests check against Monte
+    sigma = 0.3 with M >= ~15, 0.4 with M >= ~6, 0.5 with M >= 3, M >= 2 from sigma = 0.6 on
+    (absolute bound ~1e-13 there; tests check against Monte
     Carlo and, at M = 2, against direct quadrature); ``return_error=True`` also returns the
     absolute error bound.  Raises ValueError where no series converges (e.g. sigma = 0.5, M = 2).
     """
