@@ -9,6 +9,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted
 from dpbounds._exact_sum import TiltedLognormalSum
@@ -178,3 +179,27 @@ def test_tiny_m_small_sigma_still_honest():
         exact_max_gap(0.5, 2)
     f, err = tradeoff_exact(0.5, 0.5, 2)
     assert math.isnan(err)
+
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(st.floats(0.3, 0.8), st.integers(20, 10 ** 9))
+def test_property_small_sigma_tv_max_gap_and_monotone_delta(sigma, M):
+    # TV is the maximal gap of the curve; delta(eps) brackets are non-increasing and contain TV at 0
+    try:
+        tv, e_tv = exact_max_gap(sigma, M, return_error=True)
+    except ValueError:
+        return  # refused: never a wrong number
+    a = np.linspace(0.02, 0.98, 25)
+    f, err = tradeoff_exact(a, sigma, M)
+    assert np.all(1 - a - f <= tv + e_tv + err)
+    assert np.max(1 - a - f + err) >= tv - e_tv - 0.05  # the grid gets near the maximum
+    pld = RandomAllocationPLD(sigma, M, 1)
+    prev = (1.0, 1.0)
+    for eps in (0.0, 0.05, 0.5, 2.0, 6.0):
+        lo, hi = pld.delta(eps)
+        assert 0 <= lo <= hi <= 1
+        # the true delta is non-increasing: each bracket's lower end stays below the previous upper end
+        assert lo <= prev[1] + 1e-12
+        prev = (lo, hi)
+    lo0, hi0 = pld.delta(0.0)
+    assert lo0 - 1e-12 <= tv <= hi0 + 1e-12
