@@ -555,4 +555,4 @@ class TiltedLognormalSum:
         u = h * np.arange(kmax + 1)
         amp = np.exp(self.lam * u)
         g = (amp * s[:kmax + 1] - self.base0) / self.P
-        return self.xlo + u, np.asarray(g, dtype=np.float64)
+        return np.asarray(self.xlo + u, dtype=np.float64), np.asarray(g, dtype=np.float64)

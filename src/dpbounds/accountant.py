@@ -345,7 +345,8 @@ class RandomAllocationPLD:
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
         # E = 1 uses the best single-epoch representation (tilted for small sigma); the E > 1
         # lattice needs cell masses over the whole window, i.e. the untilted series
-        self._law = _law_best(self.sigma, self.rounds) if self.epochs == 1 else _law(self.sigma, self.rounds)
+        self._law: Any = (_law_best(self.sigma, self.rounds) if self.epochs == 1
+                          else _law(self.sigma, self.rounds))
         _require_converged(self._law)
         self._lattice: dict[float, Any] = {}
 
