@@ -4,5 +4,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 def lognormal_cf_m1(sigma: float, t: ArrayLike, size_biased: bool = ...) -> NDArray[np.complex128]: ...
+def lognormal_cf_m1_tilted(sigma: float, t: ArrayLike, lam: float,
+                           size_biased: bool = ..., raw: bool = ...) -> NDArray[np.complex128]: ...
 
 gdp_delta: np.ufunc

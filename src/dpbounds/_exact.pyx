@@ -2,6 +2,7 @@
 """Compiled kernels of the exact random-allocation accountant (private).
 
 * :func:`lognormal_cf_m1` -- chi(t) - 1 for the per-round likelihood ratio (C, dpb_exact_cf.h).
+* :func:`lognormal_cf_m1_tilted` -- the same at t + i lam (exponential tilting, lam >= 0).
 * :func:`gdp_delta` -- the mu-GDP -> (eps, delta) curve (a private copy, SPEC A.11).
 """
 cimport cython
@@ -9,7 +10,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport exp, expm1, NAN, isnan, INFINITY
 from dpbounds._csrc cimport dpb_ndtr, dpb_log_ndtr
-from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf
+from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted
 
 cnp.import_array()
 
@@ -25,6 +26,25 @@ def lognormal_cf_m1(double sigma, t, bint size_biased=False):
     if n > 0:
         with nogil:
             dpb_exact_lognormal_cf(sigma, 1 if size_biased else 0, n, &tt[0], &re[0], &im[0])
+    out = re_arr + 1j * im_arr
+    return out.reshape(np.shape(t))
+
+
+def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False, bint raw=False):
+    """r(tau) = E[exp(i tau (Z - 1))] - 1 - i tau (E Z - 1) at tau = t + i lam, lam >= 0 (complex array).
+
+    ``raw=True``: chi(tau) = E[exp(i tau (Z - 1))] itself (no subtraction).
+    """
+    cdef double[::1] tt = np.ascontiguousarray(np.ravel(t), dtype=np.float64)
+    cdef long n = tt.shape[0]
+    re_arr = np.empty(n, dtype=np.float64)
+    im_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] re = re_arr
+    cdef double[::1] im = im_arr
+    if n > 0:
+        with nogil:
+            dpb_exact_lognormal_cf_tilted(sigma, 1 if size_biased else 0, 1 if raw else 0, n, &tt[0], lam,
+                                          &re[0], &im[0])
     out = re_arr + 1j * im_arr
     return out.reshape(np.shape(t))
 

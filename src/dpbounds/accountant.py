@@ -14,6 +14,16 @@ gap_ratio(sigma, rounds, coefficient)       delta_min (Theorem 3.1) / true gap
 RandomAllocationPLD(sigma, rounds, epochs)  certified [lower, upper] brackets of eps(delta), delta(eps)
 RandomAllocationAccountant(noise_multiplier, rounds_per_epoch, epochs, method=...)
 
+Small sigma.  Where the right tail of the lognormal sum is too heavy for a window that holds it
+(roughly sigma < 0.8, and small M), the law is represented instead by its exponentially tilted
+characteristic function psi(t + i lam) (:class:`dpbounds._exact_sum.TiltedLognormalSum`): the
+right-hand aliasing is then damped by e^{-lam P} without any tail bound, and CDF values are
+served for thresholds up to ``xhi`` with round-off amplified by at most e^{12}.  Used by
+``tradeoff_exact``, ``exact_max_gap`` and the E = 1 brackets; the E > 1 lattice still uses the
+untilted series (wide, honest brackets at small sigma).  Not covered: tiny M at small sigma
+(sigma = 0.3 with M < ~15, 0.4 with M < ~6, 0.5 with M = 2), where the
+characteristic function decays too slowly for any Fourier budget: refused or wide error bars.
+
 What is certified.  The loss discretisation (rounding up / down), the window tails (rigorous
 Chernoff / truncated-MGF bounds), aliasing and the trimmed composition tails are accounted
 for exactly.  The Fourier-series truncation and floating-point round-off are covered by
@@ -30,7 +40,7 @@ from numpy.typing import NDArray
 
 from dpbounds import _validation as V
 from dpbounds._exact import gdp_delta as _gdp_delta  # type: ignore[import-not-found, unused-ignore]
-from dpbounds._exact_sum import LognormalSum, _cell_masses
+from dpbounds._exact_sum import LognormalSum, TiltedLognormalSum, _cell_masses, upper_tail_h1
 
 __all__ = [
     "tradeoff_exact",
@@ -67,7 +77,46 @@ def _law(sigma: float, M: float, tail: float = 1e-13) -> LognormalSum:
     return law
 
 
-def _require_converged(law: LognormalSum) -> None:
+_BEST_CACHE: dict[tuple[float, float, float], Any] = {}
+_TILT_CACHE: dict[tuple[float, float], TiltedLognormalSum] = {}
+
+
+def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
+    """The untilted series where its window holds the tails (error <= 1e-11), else the tilted one.
+
+    Falls back to the untilted law (with its honest, possibly NaN, error bars) when neither
+    converges within the Fourier budget (tiny M at small sigma).
+    """
+    key = (sigma, M, tail)
+    law = _BEST_CACHE.get(key)
+    if law is not None:
+        return law
+    if len(_BEST_CACHE) > 16:
+        _BEST_CACHE.clear()
+    probe = _LAW_CACHE.get((sigma, M, tail))
+    if probe is None:
+        probe = LognormalSum(sigma, M, tail=tail, abort_above=1e-11)
+        if not probe.aborted:
+            _LAW_CACHE[(sigma, M, tail)] = probe
+    ok = (not probe.truncated and max(probe.tail_lo0 + probe.tail_hi0, probe.tail_lo1 + probe.tail_hi1)
+          + probe.err_trunc + probe.err_round <= 1e-11)
+    if ok:
+        law = probe
+    else:
+        law = _TILT_CACHE.get((sigma, M))
+        if law is None:
+            if len(_TILT_CACHE) > 8:
+                _TILT_CACHE.clear()
+            law = TiltedLognormalSum(sigma, M)
+            _TILT_CACHE[(sigma, M)] = law
+        # unusable if the series did not converge or the served range does not reach x = 0 (TV)
+        if law.truncated or law.xhi <= 0.0:
+            law = _law(sigma, M, tail)
+    _BEST_CACHE[key] = law
+    return law
+
+
+def _require_converged(law: Any) -> None:
     if law.truncated:
         raise ValueError(
             f"the exact computation does not converge within its Fourier budget at sigma={law.sigma}, "
@@ -92,13 +141,21 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
         f_M(a) and a bound on |f - f_M(a)| (SPEC A.1: reject H0 iff S > M + x_a with
         P0[S - M > x_a] = a; f = P1[S - M <= x_a]).  The bound adds the certified window
         tails/aliasing and the estimated series truncation/round-off; it is about 1e-13 for
-        M >= 10 at sigma >= 0.7.  For small M and small sigma (heavy tail, slowly decaying
-        characteristic function) the bound grows and is reported honestly (NaN if the series
-        had to be truncated above the cut-off; then ``f`` is an approximation).
+        M >= 10 at sigma >= 0.7.  Small sigma (tilted series, see the module docstring): about
+        1e-13 in the bulk; <= 1e-9 for a >= 0.01 when the threshold is well inside the served
+        range (measured: sigma = 0.3, M >= 100; sigma = 0.5, M >= 10; 2e-9 at sigma = 0.4,
+        M = 10; 1e-9 at sigma = 0.7, M = 2); for a so small that the threshold lies beyond the served range an
+        honest interval [P1[x <= xhi] - err, 1 - a] is returned as midpoint +- half-width.
+        Where no series converges (tiny M at small sigma) the bound is NaN or wide and ``f`` is
+        an approximation.
     """
     s, m = _check_sigma_rounds(sigma, rounds)
     av = V.check_closed_unit("a", a)
-    law = _law(s, m)
+    law = _law_best(s, m)
+    if isinstance(law, TiltedLognormalSum):
+        f_t, e_t = _tradeoff_tilted(law, np.atleast_1d(av).ravel())
+        return (V.scalar_or_array(np.clip(f_t, 0.0, 1.0).reshape(np.shape(av))),
+                V.scalar_or_array(e_t.reshape(np.shape(av))))
     flat = np.atleast_1d(av).ravel()
     f = np.empty(flat.size)
     err = np.empty(flat.size)
@@ -159,16 +216,81 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     return V.scalar_or_array(f_out), V.scalar_or_array(err_out)
 
 
+def _tradeoff_tilted(law: TiltedLognormalSum, flat: NDArray[np.float64]) -> tuple[Any, Any]:
+    """f_M(a) and its error bound from the tilted series (x_a up to law.xhi)."""
+    m = law.M
+    f = np.where(flat <= 0, 1.0, 0.0)
+    err = np.zeros(flat.size)
+    grid, g0 = law.cdf_grid()
+    g0 = np.maximum.accumulate(g0)
+    target = 1.0 - flat
+    k = np.searchsorted(g0, target)
+    interior = (flat > 0) & (flat < 1)
+    inside = interior & (k > 0) & (k < grid.size)
+    below = interior & (k == 0)            # x_a at or below xlo: f <= P1[x <= xlo]
+    above = interior & (k >= grid.size)    # x_a beyond the served range
+    e_lo = float(law.err(law.xlo))
+    f[below], err[below] = 0.0, 2.0 * e_lo
+    if np.any(above):
+        # f is non-increasing: f(a) >= P1[x <= xhi] - (slack of x_a near xhi); f(a) <= 1 - a
+        _, g1h = law.wrapped_cdf_pair([law.xhi])
+        eh = float(law.err(law.xhi))
+        lo_f = max(0.0, float(g1h[0]) - eh - (1.0 + law.xhi / m) * 2.0 * eh)
+        hi_f = 1.0 - flat[above]
+        f[above] = 0.5 * (lo_f + hi_f)
+        err[above] = 0.5 * np.maximum(hi_f - lo_f, 0.0)
+    idx = np.nonzero(inside)[0]
+    if idx.size:
+        lo = grid[k[idx] - 1].copy()
+        hi = grid[k[idx]].copy()
+        tg = target[idx]
+        glo, ghi = g0[k[idx] - 1], g0[k[idx]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(ghi > glo, lo + (hi - lo) * (tg - glo) / (ghi - glo), 0.5 * (lo + hi))
+        act = np.arange(idx.size)
+        for _ in range(40):
+            xa = x[act]
+            gx, _, dx = law.wrapped_cdf_pair(xa, density=True)
+            low = gx < tg[act]
+            lo[act] = np.where(low, xa, lo[act])
+            hi[act] = np.where(low, hi[act], xa)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xn = xa - (gx - tg[act]) / dx
+            bad = ~np.isfinite(xn) | (xn <= lo[act]) | (xn >= hi[act])
+            xn = np.where(bad, 0.5 * (lo[act] + hi[act]), xn)
+            hit = np.abs(gx - tg[act]) <= 4e-16
+            done = hit | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
+            x[act] = np.where(hit, xa, xn)
+            act = act[~done]
+            if act.size == 0:
+                break
+        g0x, g1x = law.wrapped_cdf_pair(x)
+        ex = law.err(x)
+        resid = np.abs(g0x - tg)
+        f[idx] = g1x
+        slope = np.maximum(0.0, 1.0 + x / m)
+        err[idx] = ex + slope * (ex + resid)
+    return f, err
+
+
 def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) -> Any:
     """TV(P0, P1) = E0[(1 - S/M)^+] = max_a (1 - a - f_M(a)) for one epoch.
 
     This is the smallest delta with f_M >= f_{0, delta}.  Computed as P0[S <= M] - P1[S <= M]
     from one Fourier series with the combined coefficients (no cancellation between two CDFs).
-    Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9] (tests check against Monte
+    Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9], and (tilted series) for
+    sigma = 0.3 with M >= ~15, 0.4 with M >= ~6, 0.5 with M >= 3, M >= 2 from sigma = 0.6 on
+    (absolute bound ~1e-13 there; tests check against Monte
     Carlo and, at M = 2, against direct quadrature); ``return_error=True`` also returns the
-    absolute error bound.
+    absolute error bound.  Raises ValueError where no series converges (e.g. sigma = 0.5, M = 2).
     """
     s, m = _check_sigma_rounds(sigma, rounds)
+    best = _law_best(s, m, tail=1e-16)
+    if isinstance(best, TiltedLognormalSum):
+        g0t, g1t = best.wrapped_cdf_pair([0.0])
+        tv_t = float(g0t[0] - g1t[0])
+        e_t = 2.0 * float(best.err(0.0))
+        return (tv_t, e_t) if return_error else tv_t
     law = _law(s, m, tail=1e-16)
     _require_converged(law)
     g0 = float(law.wrapped_cdf([0.0], 0)[0])
@@ -221,13 +343,43 @@ class RandomAllocationPLD:
         self.sigma, self.rounds = _check_sigma_rounds(sigma, rounds)
         self.epochs = int(V.check_rounds("epochs", epochs, minimum=1))
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
-        self._law = _law(self.sigma, self.rounds)
+        # E = 1 uses the best single-epoch representation (tilted for small sigma); the E > 1
+        # lattice needs cell masses over the whole window, i.e. the untilted series
+        self._law: Any = (_law_best(self.sigma, self.rounds) if self.epochs == 1
+                          else _law(self.sigma, self.rounds))
         _require_converged(self._law)
         self._lattice: dict[float, Any] = {}
 
     # ---- E = 1: direct series ------------------------------------------------
+    def _delta1_tilted(self, eps: float) -> tuple[float, float]:
+        law, M = self._law, self.rounds
+        ee = math.exp(min(eps, 700.0))
+        y = M * math.expm1(eps)  # remove: P1[x > y] - e^eps P0[x > y]
+        y2 = M * math.expm1(-eps)  # add: P0[x <= y2] - e^eps P1[x <= y2]
+        yq = min(max(y, law.xlo), law.xhi)
+        y2q = min(max(y2, law.xlo), law.xhi)
+        g0, g1 = law.wrapped_cdf_pair([yq, y2q])
+        er = law.err(np.array([yq, y2q]))
+        if y > law.xhi:
+            # only an upper bound: delta_remove <= P1[x > y] <= P1[x > xhi] (and the tail bound)
+            r_lo = 0.0
+            r_hi = min(1.0 - g1[0] + er[0], float(upper_tail_h1(self.sigma, M, [y])[0]))
+        else:
+            c = (1 - g1[0]) - ee * (1 - g0[0])
+            r_hi = c + er[0] * (1.0 + ee)
+            r_lo = c - er[0] * (1.0 + ee)
+        if y2 <= law.xlo:
+            a_lo, a_hi = 0.0, float(law.err(law.xlo))  # P0[x <= xlo] <= the left-tail error
+        else:
+            c = g0[1] - ee * g1[1]
+            a_hi = c + er[1] * (1.0 + ee)
+            a_lo = c - er[1] * (1.0 + ee)
+        return float(max(r_lo, a_lo, 0.0)), float(min(max(r_hi, a_hi), 1.0))
+
     def _delta1(self, eps: float) -> tuple[float, float]:
         law, M = self._law, self.rounds
+        if isinstance(law, TiltedLognormalSum):
+            return self._delta1_tilted(eps)
         if eps > 700.0:  # e^eps would overflow; only the mass beyond the window can remain
             return 0.0, min(1.0, law.tail_hi1 + law.tail_lo0)
         num = law.err_trunc + law.err_round

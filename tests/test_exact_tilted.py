@@ -1,0 +1,205 @@
+"""Small-sigma regime of the exact accountant: the exponentially tilted series (SPEC A.1, A.10b).
+
+References are independent of the Fourier machinery: mpmath quadrature of the tilted
+characteristic function, scipy quadrature of the two-term sum (M = 2), seeded Monte Carlo
+(M = 10, 100), and the untilted series with its (wide) certified error bars.
+"""
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted
+from dpbounds._exact_sum import TiltedLognormalSum
+from dpbounds.accountant import (
+    RandomAllocationPLD,
+    _law,
+    _law_best,
+    exact_max_gap,
+    tradeoff_exact,
+)
+from test_exact import _m2_tradeoff_quadrature, _mc_sum, _tv_m2_quadrature
+
+
+# ---------------------------------------------------------------- kernel at t + i lam
+def _cf_tilted_mpmath(sigma, t, lam, size_biased):
+    # r(tau) = E[e^{i tau (Z-1)}] - 1 - i tau (EZ - 1), tau = t + i lam, by tanh-sinh on the line
+    # u + i eta (entire integrand; any eta in the strip gives the same value), 25 digits
+    mp.mp.dps = 25
+    s = mp.mpf(1) / sigma
+    m = (1 if size_biased else -1) * s * s / 2
+    tau = mp.mpf(t) + 1j * mp.mpf(lam)
+    theta = mp.atan2(lam, t)
+    eta = min(mp.pi / 2 - theta, mp.mpf(1.2) * s) / s
+    ez_m1 = mp.e ** (s * s) - 1 if size_biased else 0
+
+    def f(u):
+        z = u + 1j * eta
+        v = mp.exp(s * z + m) - 1
+        return mp.exp(-z * z / 2) / mp.sqrt(2 * mp.pi) * mp.exp(1j * tau * v)
+
+    pts = [-14] + list(np.linspace(-8, 8 + 3 * float(s), 25)) + [14 + 3 * float(s)]
+    return complex(mp.quad(f, pts) - 1 - 1j * tau * ez_m1)
+
+
+@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 5.0])
+@pytest.mark.parametrize("t,lam", [(0.0, 1.0), (0.05, 8.0), (3.0, 0.05), (40.0, 1.0)])
+@pytest.mark.parametrize("sb", [False, True])
+def test_cf_tilted_vs_mpmath(sigma, t, lam, sb):
+    got = complex(lognormal_cf_m1_tilted(sigma, np.array([t]), lam, sb)[0])
+    ref = _cf_tilted_mpmath(sigma, t, lam, sb)
+    assert abs(got - ref) <= 1e-12 * abs(ref)
+
+
+def test_cf_tilted_edges_and_lam0():
+    t = np.array([0.3, -0.3, np.nan])
+    r = lognormal_cf_m1_tilted(0.5, t, 0.7)
+    assert r[0] == np.conj(r[1])
+    assert np.isnan(r[2])
+    for bad in (-1.0, float("nan"), 1e3):
+        assert np.all(np.isnan(lognormal_cf_m1_tilted(0.5, np.array([1.0]), bad)))
+    assert np.all(np.isnan(lognormal_cf_m1_tilted(0.1, np.array([1.0]), 1.0)))
+    # lam = 0 is the untilted kernel (identical on the real line, quantised contour otherwise)
+    tt = np.logspace(-6, 3, 40)
+    for sigma in (0.3, 1.0, 3.0):
+        a = lognormal_cf_m1(sigma, tt)
+        b = lognormal_cf_m1_tilted(sigma, tt, 0.0)
+        assert np.max(np.abs(a - b) / np.abs(a)) <= 1e-12
+    # raw mode: chi itself, = 1 + r + i tau (EZ - 1) where that sum does not cancel
+    tt = np.array([0.0, 0.3, 2.0])
+    for sb, ez1 in ((False, 0.0), (True, math.expm1(1.0))):
+        raw = lognormal_cf_m1_tilted(1.0, tt, 0.5, sb, True)
+        r = lognormal_cf_m1_tilted(1.0, tt, 0.5, sb)
+        assert np.allclose(raw, 1 + r + 1j * (tt + 0.5j) * ez1, rtol=0, atol=1e-14)
+    # pure tilt: E e^{-lam (Y - 1)} - 1 is real and positive
+    z = lognormal_cf_m1_tilted(0.5, np.array([0.0]), 2.0)[0]
+    assert z.imag == 0 and z.real > 0
+
+
+# ---------------------------------------------------------------- M = 2: independent quadrature
+@pytest.mark.parametrize("sigma,cs", [(0.6, (0.5, 1.2, 2.9)), (0.7, (0.5, 1.2, 2.9, 6.0)),
+                                      (0.8, (0.5, 1.2, 2.9, 6.0))])
+def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
+    assert isinstance(_law_best(sigma, 2.0), TiltedLognormalSum)  # the tilted path is exercised
+    tv, e = exact_max_gap(sigma, 2, return_error=True)
+    ref = _tv_m2_quadrature(sigma)
+    assert e <= 1e-9 * ref
+    assert abs(tv - ref) <= 1e-8 * ref
+    for c in cs:
+        a, f_ref = _m2_tradeoff_quadrature(sigma, c)
+        f, err = tradeoff_exact(a, sigma, 2)
+        assert err <= 1e-9
+        assert abs(f - f_ref) <= err + 1e-11
+
+
+# ---------------------------------------------------------------- Monte Carlo at small sigma
+@pytest.mark.parametrize("sigma", [0.4, 0.5])
+@pytest.mark.parametrize("M,n", [(10, 1_000_000), (100, 200_000)])
+def test_small_sigma_vs_monte_carlo(sigma, M, n):
+    assert isinstance(_law_best(sigma, float(M)), TiltedLognormalSum)
+    S = _mc_sum(sigma, M, n, seed=777 + M + int(100 * sigma))
+    L = S / M
+    v = np.maximum(1 - L, 0)
+    tv, e_tv = exact_max_gap(sigma, M, return_error=True)
+    assert e_tv <= 1e-9
+    assert abs(tv - v.mean()) <= 4.5 * v.std() / math.sqrt(n)
+    for a in (0.05, 0.3, 0.7):
+        h = np.quantile(L, 1 - a)
+        a_emp = float(np.mean(L > h))
+        f_emp = L * (L <= h)
+        f, err = tradeoff_exact(a_emp, sigma, M)
+        assert err <= 1e-9
+        se_f = f_emp.std() / math.sqrt(n) + h * math.sqrt(a * (1 - a) / n)
+        assert abs(f - f_emp.mean()) <= 4.5 * se_f + err
+
+
+# ---------------------------------------------------------------- error bars and their honesty
+@pytest.mark.parametrize("sigma,M", [(0.3, 100), (0.5, 10), (0.4, 1e4), (0.3, 1e9)])
+def test_small_sigma_error_bar_grid(sigma, M):
+    a = np.array([0.0, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.9, 0.99, 1 - 1e-6, 1.0])
+    f, err = tradeoff_exact(a, sigma, M)
+    # 1e-9 for a >= 0.01; at a = 1e-3 the threshold sits further out, where the tilt amplifies
+    # round-off (e^{lam u}) and the likelihood-ratio slope multiplies it (5e-9 at sigma = 0.3, M = 100)
+    assert np.all(err[(a >= 0.01) & (a <= 1)] <= 1e-9)
+    assert err[1] <= 1e-8
+    assert f[0] == 1.0 and f[-1] == 0.0
+    assert np.all(np.diff(f) <= err[1:] + err[:-1])
+    assert np.all((f >= 0) & (f <= 1 - a + err))
+    # tiny a (possibly beyond the served range): the returned interval must meet the interval
+    # [f(1e-3) - err, 1 - a] known to contain the truth (f is non-increasing, f(a) <= 1 - a)
+    aa = np.array([1e-12, 1e-9])
+    fa, ea = tradeoff_exact(aa, sigma, M)
+    assert np.all(np.isfinite(ea))
+    assert np.all(fa - ea <= 1 - aa + 1e-15)
+    assert np.all(fa + ea >= f[1] - err[1])
+
+
+def test_tilted_and_untilted_brackets_overlap():
+    # sigma = 0.5, M = 100: the untilted series is usable but its window leaves ~1.6e-7 of tail
+    # mass; the tilted series must lie inside its bracket and be much narrower (two methods)
+    s, M = 0.5, 100.0
+    law_u = _law(s, M)
+    assert not law_u.truncated
+    p_t = RandomAllocationPLD(s, M, 1)
+    assert isinstance(p_t._law, TiltedLognormalSum)
+    p_u = RandomAllocationPLD(s, M, 1)
+    p_u._law = law_u
+    for eps in (0.0, 0.5, 1.5, 3.0):
+        lo_t, hi_t = p_t.delta(eps)
+        lo_u, hi_u = p_u.delta(eps)
+        assert lo_u - 1e-12 <= lo_t <= hi_t <= hi_u + 1e-12
+        assert hi_t - lo_t <= 1e-9
+    tv = exact_max_gap(s, M)
+    assert p_t.delta(0.0)[0] - 1e-12 <= tv <= p_t.delta(0.0)[1] + 1e-12
+    # an epsilon bracket at small sigma (it was (0, inf) / refused before tilting)
+    lo, hi = p_t.epsilon(1e-3)
+    assert 0 < lo <= hi < math.inf and hi - lo <= 1e-6 * hi
+
+
+@pytest.mark.parametrize("sigma,M", [(0.3, 20), (0.4, 6)])
+def test_tilted_self_consistency_two_windows(sigma, M):
+    # the same CDFs from two different windows/tilts/frequency budgets (different lam, P, N) must
+    # agree within the two error bounds; this caught a 1e-9 cancellation in the H1 coefficients
+    a = TiltedLognormalSum(sigma, M)
+    b = TiltedLognormalSum(sigma, M, cut=1e-14, max_freq=200_000, amp=8.0)
+    assert not a.truncated and not b.truncated and abs(a.lam / b.lam - 1) > 0.1
+    x = np.array([-0.5 * M, 0.0, 0.5 * M, min(a.xhi, b.xhi)])
+    ga0, ga1 = a.wrapped_cdf_pair(x)
+    gb0, gb1 = b.wrapped_cdf_pair(x)
+    tol = a.err(x) + b.err(x)
+    assert np.all(tol[:3] <= 1e-10)
+    assert np.all(np.abs(ga0 - gb0) <= tol) and np.all(np.abs(ga1 - gb1) <= tol)
+
+
+def test_tiny_m_small_sigma_still_honest():
+    # sigma = 0.5, M = 2: neither series converges within the budget; refused, never a wrong number
+    with pytest.raises(ValueError, match="does not converge"):
+        exact_max_gap(0.5, 2)
+    f, err = tradeoff_exact(0.5, 0.5, 2)
+    assert math.isnan(err)
+
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(st.floats(0.3, 0.8), st.integers(20, 10 ** 9))
+def test_property_small_sigma_tv_max_gap_and_monotone_delta(sigma, M):
+    # TV is the maximal gap of the curve; delta(eps) brackets are non-increasing and contain TV at 0
+    try:
+        tv, e_tv = exact_max_gap(sigma, M, return_error=True)
+    except ValueError:
+        return  # refused: never a wrong number
+    a = np.linspace(0.02, 0.98, 25)
+    f, err = tradeoff_exact(a, sigma, M)
+    assert np.all(1 - a - f <= tv + e_tv + err)
+    assert np.max(1 - a - f + err) >= tv - e_tv - 0.05  # the grid gets near the maximum
+    pld = RandomAllocationPLD(sigma, M, 1)
+    prev = (1.0, 1.0)
+    for eps in (0.0, 0.05, 0.5, 2.0, 6.0):
+        lo, hi = pld.delta(eps)
+        assert 0 <= lo <= hi <= 1
+        # the true delta is non-increasing: each bracket's lower end stays below the previous upper end
+        assert lo <= prev[1] + 1e-12
+        prev = (lo, hi)
+    lo0, hi0 = pld.delta(0.0)
+    assert lo0 - 1e-12 <= tv <= hi0 + 1e-12
