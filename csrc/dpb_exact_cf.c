@@ -26,6 +26,19 @@ static double complex dpb_cf_g(double complex y)
     return exp(-cimag(y)) * (cos(creal(y)) + I * sin(creal(y))) - 1.0 - I * y;
 }
 
+/* Trapezoid grid in u = (ln Y - m)/s shared by both kernels: scale s = 1/sigma, log-mean m
+ * (+1/(2 sigma^2) for the size-biased law), step hu, upper end uhi; returns the node count. */
+static long cf_grid(double sigma, int size_biased, double *s, double *m, double *hu, double *uhi)
+{
+    long nodes;
+    *s = 1.0 / sigma;
+    *m = (size_biased ? 0.5 : -0.5) * *s * *s;
+    *hu = fmin(0.2, 0.25 * sigma);
+    *uhi = 9.5 + (2.0 + (size_biased ? 1.0 : 0.0)) * *s;
+    nodes = (long)ceil((*uhi - DPB_CF_ULO) / *hu) + 1;
+    return nodes > DPB_CF_MAXNODES ? DPB_CF_MAXNODES : nodes;
+}
+
 void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double *t,
                             double *re, double *im)
 {
@@ -37,12 +50,7 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
         for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
         return;
     }
-    s = 1.0 / sigma;
-    m = (size_biased ? 0.5 : -0.5) * s * s;
-    hu = fmin(0.2, 0.25 * sigma);
-    uhi = 9.5 + (2.0 + (size_biased ? 1.0 : 0.0)) * s;
-    nodes = (long)ceil((uhi - DPB_CF_ULO) / hu) + 1;
-    if (nodes > DPB_CF_MAXNODES) nodes = DPB_CF_MAXNODES;
+    nodes = cf_grid(sigma, size_biased, &s, &m, &hu, &uhi);
     eta = fmin(1.5707963267948966192, 1.2 * s) / s;
     /* node tables for the real line and for the shifted line u + i eta */
     for (q = 0; q < nodes; ++q) {
@@ -98,12 +106,7 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
         for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
         return;
     }
-    s = 1.0 / sigma;
-    m = (size_biased ? 0.5 : -0.5) * s * s;
-    hu = fmin(0.2, 0.25 * sigma);
-    uhi = 9.5 + (2.0 + (size_biased ? 1.0 : 0.0)) * s;
-    nodes = (long)ceil((uhi - DPB_CF_ULO) / hu) + 1;
-    if (nodes > DPB_CF_MAXNODES) nodes = DPB_CF_MAXNODES;
+    nodes = cf_grid(sigma, size_biased, &s, &m, &hu, &uhi);
     eta_cap = 1.2 * s; /* cap on s * eta, as in dpb_exact_lognormal_cf */
     tab_w = (double complex *)malloc(sizeof(double complex) * (size_t)nodes * (DPB_CF_LEVELS + 1));
     tab_v = (double complex *)malloc(sizeof(double complex) * (size_t)nodes * (DPB_CF_LEVELS + 1));

@@ -125,6 +125,34 @@ def _require_converged(law: Any) -> None:
 
 
 # ------------------------------------------------------------------ trade-off and TV
+def _invert_cdf(law: Any, grid: NDArray[np.float64], g0: NDArray[np.float64],
+                k: NDArray[np.intp], tg: NDArray[np.float64]) -> NDArray[np.float64]:
+    """x with G0(x) = tg inside grid cells [k-1, k]: safeguarded Newton (density from the same series)."""
+    lo = grid[k - 1].copy()
+    hi = grid[k].copy()
+    glo, ghi = g0[k - 1], g0[k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(ghi > glo, lo + (hi - lo) * (tg - glo) / (ghi - glo), 0.5 * (lo + hi))
+    act = np.arange(k.size)
+    for _ in range(40):
+        xa = x[act]
+        gx, _, dx = law.wrapped_cdf_pair(xa, density=True)
+        low = gx < tg[act]
+        lo[act] = np.where(low, xa, lo[act])
+        hi[act] = np.where(low, hi[act], xa)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xn = xa - (gx - tg[act]) / dx
+        bad = ~np.isfinite(xn) | (xn <= lo[act]) | (xn >= hi[act])
+        xn = np.where(bad, 0.5 * (lo[act] + hi[act]), xn)
+        hit = np.abs(gx - tg[act]) <= 4e-16  # xa itself solves it: keep xa
+        done = hit | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
+        x[act] = np.where(hit, xa, xn)
+        act = act[~done]
+        if act.size == 0:
+            break
+    return x
+
+
 def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     """Exact trade-off curve f_M(a) = T(P0, P1)(a) of one epoch, with an error bound.
 
@@ -180,30 +208,8 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     f[above], err[above] = 1.0, max(e1, law.tail_hi1)
     idx = np.nonzero(inside)[0]
     if idx.size:
-        lo = grid[k[idx] - 1].copy()
-        hi = grid[k[idx]].copy()
         tg = target[idx]
-        # safeguarded Newton on G0(x) = 1 - a (density from the same series)
-        glo, ghi = g0[k[idx] - 1], g0[k[idx]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(ghi > glo, lo + (hi - lo) * (tg - glo) / (ghi - glo), 0.5 * (lo + hi))
-        act = np.arange(idx.size)
-        for _ in range(40):
-            xa = x[act]
-            gx, _, dx = law.wrapped_cdf_pair(xa, density=True)
-            low = gx < tg[act]
-            lo[act] = np.where(low, xa, lo[act])
-            hi[act] = np.where(low, hi[act], xa)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                xn = xa - (gx - tg[act]) / dx
-            bad = ~np.isfinite(xn) | (xn <= lo[act]) | (xn >= hi[act])
-            xn = np.where(bad, 0.5 * (lo[act] + hi[act]), xn)
-            hit = np.abs(gx - tg[act]) <= 4e-16  # xa itself solves it: keep xa
-            done = hit | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
-            x[act] = np.where(hit, xa, xn)
-            act = act[~done]
-            if act.size == 0:
-                break
+        x = _invert_cdf(law, grid, g0, k[idx], tg)
         g0x, g1x = law.wrapped_cdf_pair(x)
         resid = np.abs(g0x - tg)
         f[idx] = g1x
@@ -241,29 +247,8 @@ def _tradeoff_tilted(law: TiltedLognormalSum, flat: NDArray[np.float64]) -> tupl
         err[above] = 0.5 * np.maximum(hi_f - lo_f, 0.0)
     idx = np.nonzero(inside)[0]
     if idx.size:
-        lo = grid[k[idx] - 1].copy()
-        hi = grid[k[idx]].copy()
         tg = target[idx]
-        glo, ghi = g0[k[idx] - 1], g0[k[idx]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(ghi > glo, lo + (hi - lo) * (tg - glo) / (ghi - glo), 0.5 * (lo + hi))
-        act = np.arange(idx.size)
-        for _ in range(40):
-            xa = x[act]
-            gx, _, dx = law.wrapped_cdf_pair(xa, density=True)
-            low = gx < tg[act]
-            lo[act] = np.where(low, xa, lo[act])
-            hi[act] = np.where(low, hi[act], xa)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                xn = xa - (gx - tg[act]) / dx
-            bad = ~np.isfinite(xn) | (xn <= lo[act]) | (xn >= hi[act])
-            xn = np.where(bad, 0.5 * (lo[act] + hi[act]), xn)
-            hit = np.abs(gx - tg[act]) <= 4e-16
-            done = hit | (np.abs(xn - xa) <= 1e-13 * np.maximum(1.0, np.abs(xa)))
-            x[act] = np.where(hit, xa, xn)
-            act = act[~done]
-            if act.size == 0:
-                break
+        x = _invert_cdf(law, grid, g0, k[idx], tg)
         g0x, g1x = law.wrapped_cdf_pair(x)
         ex = law.err(x)
         resid = np.abs(g0x - tg)
