@@ -3,6 +3,8 @@
 Run:  PYTHONPATH=src python -m pytest bench/test_bench_accountant.py --benchmark-only
 Every round is cold (all caches cleared), so the timings include the window/tail-bound set-up.
 """
+import os
+
 import pytest
 
 from dpbounds import _exact_sum
@@ -10,7 +12,7 @@ from dpbounds import accountant as A
 
 
 def _cold_eps(M, E, tol=2e-3):
-    A._LAW_CACHE.clear()
+    A._clear_caches()
     _exact_sum._mgf_tables.cache_clear()
     return A.RandomAllocationPLD(1.0, M, E, tolerance=tol).epsilon(1e-5)
 
@@ -36,7 +38,21 @@ def test_ours_m100_e10(benchmark):
     assert hi - lo <= 0.005 * hi and 1.0 < lo
 
 
-# PLD_accounting at E = 10 takes minutes (~3.5 min per the issue), E = 100 > 19 min: not run.
+@pytest.mark.benchmark(group="eps-M100-E10")
+@pytest.mark.skipif(not os.environ.get("DPBOUNDS_SLOW_PEERS"),
+                    reason="PLD_accounting needs minutes at E = 10; set DPBOUNDS_SLOW_PEERS=1 to run it")
+def test_peer_m100_e10(benchmark):
+    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
+    up, lo = benchmark.pedantic(pa.gaussian_allocation_epsilon_range,
+                                kwargs=dict(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=10),
+                                rounds=1, iterations=1)
+    ours = _cold_eps(100, 10)
+    print(f"\nPLD_accounting E=10: [{lo:.6g}, {up:.6g}] (width {(up - lo) / up:.2%}); "
+          f"dpbounds: [{ours[0]:.6g}, {ours[1]:.6g}] (width {(ours[1] - ours[0]) / ours[1]:.2%})")
+    assert ours[1] >= lo and ours[0] <= up
+
+
+# E = 100 with PLD_accounting did not finish in 19 min (per the issue): not run.
 
 
 @pytest.mark.benchmark(group="eps-M100-E100")

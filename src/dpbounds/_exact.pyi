@@ -7,4 +7,8 @@ def lognormal_cf_m1(sigma: float, t: ArrayLike, size_biased: bool = ...) -> NDAr
 def lognormal_cf_m1_tilted(sigma: float, t: ArrayLike, lam: float,
                            size_biased: bool = ..., raw: bool = ...) -> NDArray[np.complex128]: ...
 
+def logsum_convolve(qx: NDArray[np.float64], qz: NDArray[np.float64], h: float, K: int,
+                    off: ArrayLike, w: ArrayLike, coef: ArrayLike,
+                    tail_scale: float) -> NDArray[np.float64]: ...
+
 gdp_delta: np.ufunc

@@ -3,6 +3,7 @@
 
 * :func:`lognormal_cf_m1` -- chi(t) - 1 for the per-round likelihood ratio (C, dpb_exact_cf.h).
 * :func:`lognormal_cf_m1_tilted` -- the same at t + i lam (exponential tilting, lam >= 0).
+* :func:`logsum_convolve` -- density of log(X + Z) from those of log X, log Z (C, dpb_logsum.h).
 * :func:`gdp_delta` -- the mu-GDP -> (eps, delta) curve (a private copy, SPEC A.11).
 """
 cimport cython
@@ -10,7 +11,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport exp, expm1, NAN, isnan, INFINITY
 from dpbounds._csrc cimport dpb_ndtr, dpb_log_ndtr
-from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted
+from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted, dpb_logsum_convolve
 
 cnp.import_array()
 
@@ -47,6 +48,37 @@ def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False, 
                                           &re[0], &im[0])
     out = re_arr + 1j * im_arr
     return out.reshape(np.shape(t))
+
+
+def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
+    """Density of log(X + Z) on the grid of ``qx``/``qz`` (see csrc/dpb_logsum.h).
+
+    ``qz is qx`` (the same object) selects the doubling path.  ``off`` (J1,), ``w`` (J1, taps) and
+    ``coef`` (J1,) are the near-part interpolation tables prepared by the caller.
+    """
+    cdef bint same = qz is qx
+    cdef double[::1] x = np.ascontiguousarray(qx, dtype=np.float64)
+    cdef double[::1] z = x if same else np.ascontiguousarray(qz, dtype=np.float64)
+    cdef long n = x.shape[0]
+    if z.shape[0] != n:
+        raise ValueError("qx and qz must have the same length")
+    cdef long[::1] o = np.ascontiguousarray(off, dtype="l")
+    cdef double[:, ::1] ww = np.ascontiguousarray(w, dtype=np.float64)
+    cdef double[::1] cc = np.ascontiguousarray(coef, dtype=np.float64)
+    cdef long J1 = o.shape[0]
+    cdef int taps = <int>ww.shape[1]
+    if ww.shape[0] != J1 or cc.shape[0] != J1 or J1 == 0:
+        raise ValueError("off, w and coef must describe the same J1 > 0 near-part nodes")
+    out_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] out = out_arr
+    cdef int rc = 0
+    if n > 0:
+        with nogil:
+            rc = dpb_logsum_convolve(n, &x[0], &z[0], 1 if same else 0, h, K, J1, taps, &o[0],
+                                     &ww[0, 0], &cc[0], tail_scale, &out[0])
+    if rc != 0:
+        raise MemoryError("dpb_logsum_convolve: out of memory")
+    return out_arr
 
 
 cdef double _gdp_delta(double mu, double eps) noexcept nogil:

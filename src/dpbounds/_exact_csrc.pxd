@@ -4,3 +4,8 @@ cdef extern from "dpb_exact_cf.h" nogil:
                                 double *re, double *im)
     void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
                                        double lam, double *re, double *im)
+
+cdef extern from "dpb_logsum.h" nogil:
+    int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,
+                            long K, long J1, int taps, const long *off, const double *w,
+                            const double *coef, double tail_scale, double *out)

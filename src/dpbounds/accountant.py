@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from dpbounds import _validation as V
 from dpbounds._exact import gdp_delta as _gdp_delta  # type: ignore[import-not-found, unused-ignore]
 from dpbounds._exact_sum import LognormalSum, TiltedLognormalSum, _cell_masses, upper_tail_h1
+from dpbounds._logdomain_sum import LogDomainPair, estimated_seconds as _logdomain_seconds
 
 __all__ = [
     "tradeoff_exact",
@@ -81,18 +82,32 @@ _BEST_CACHE: dict[tuple[float, float, float], Any] = {}
 _TILT_CACHE: dict[tuple[float, float], TiltedLognormalSum] = {}
 
 
-def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
-    """The untilted series where its window holds the tails (error <= 1e-11), else the tilted one.
+_LOG_CACHE: dict[tuple[float, float], LogDomainPair] = {}
+_LOGDOMAIN_BUDGET_S = 4.0  # largest estimated build time for which the log-domain law is used
 
-    Falls back to the untilted law (with its honest, possibly NaN, error bars) when neither
-    converges within the Fourier budget (tiny M at small sigma).
-    """
-    key = (sigma, M, tail)
-    law = _BEST_CACHE.get(key)
-    if law is not None:
-        return law
-    if len(_BEST_CACHE) > 16:
-        _BEST_CACHE.clear()
+
+def _clear_caches() -> None:
+    """Forget every cached single-epoch law (benchmarks time cold queries with this)."""
+    for cache in (_LAW_CACHE, _BEST_CACHE, _TILT_CACHE, _LOG_CACHE):
+        cache.clear()
+
+
+def _log_law(sigma: float, M: float) -> LogDomainPair | None:
+    """The log-domain law of S_M (small sigma, small/moderate M), or None if too costly."""
+    key = (sigma, M)
+    law = _LOG_CACHE.get(key)
+    if law is None:
+        if _logdomain_seconds(sigma, int(M)) > _LOGDOMAIN_BUDGET_S:
+            return None
+        if len(_LOG_CACHE) > 8:
+            _LOG_CACHE.clear()
+        law = LogDomainPair(sigma, int(M))
+        _LOG_CACHE[key] = law
+    return law
+
+
+def _untilted_ok(sigma: float, M: float, tail: float) -> LognormalSum | None:
+    """The untilted series if its window holds the tails (error <= 1e-11), else None."""
     probe = _LAW_CACHE.get((sigma, M, tail))
     if probe is None:
         probe = LognormalSum(sigma, M, tail=tail, abort_above=1e-11)
@@ -100,9 +115,28 @@ def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
             _LAW_CACHE[(sigma, M, tail)] = probe
     ok = (not probe.truncated and max(probe.tail_lo0 + probe.tail_hi0, probe.tail_lo1 + probe.tail_hi1)
           + probe.err_trunc + probe.err_round <= 1e-11)
-    if ok:
-        law = probe
-    else:
+    return probe if ok else None
+
+
+def _law_best(sigma: float, M: float, tail: float = 1e-13) -> Any:
+    """The single-epoch law to use.
+
+    1. the untilted Fourier series where its window holds the tails (error <= 1e-11);
+    2. else the log-domain law (:mod:`dpbounds._logdomain_sum`) where it is affordable
+       (small sigma with M up to ~1e5 at sigma = 0.3);
+    3. else the tilted series; falls back to the untilted law (with its honest, possibly NaN,
+       error bars) when that does not converge either.
+    """
+    key = (sigma, M, tail)
+    law = _BEST_CACHE.get(key)
+    if law is not None:
+        return law
+    if len(_BEST_CACHE) > 16:
+        _BEST_CACHE.clear()
+    law = _untilted_ok(sigma, M, tail)
+    if law is None:
+        law = _log_law(sigma, M)
+    if law is None:
         law = _TILT_CACHE.get((sigma, M))
         if law is None:
             if len(_TILT_CACHE) > 8:
@@ -180,6 +214,10 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     s, m = _check_sigma_rounds(sigma, rounds)
     av = V.check_closed_unit("a", a)
     law = _law_best(s, m)
+    if isinstance(law, LogDomainPair):
+        f_l, e_l = _tradeoff_logdomain(law, np.atleast_1d(av).ravel())
+        return (V.scalar_or_array(np.clip(f_l, 0.0, 1.0).reshape(np.shape(av))),
+                V.scalar_or_array(e_l.reshape(np.shape(av))))
     if isinstance(law, TiltedLognormalSum):
         f_t, e_t = _tradeoff_tilted(law, np.atleast_1d(av).ravel())
         return (V.scalar_or_array(np.clip(f_t, 0.0, 1.0).reshape(np.shape(av))),
@@ -220,6 +258,31 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     if law.truncated:
         err_out = np.full_like(err_out, np.nan)
     return V.scalar_or_array(f_out), V.scalar_or_array(err_out)
+
+
+def _tradeoff_logdomain(law: LogDomainPair, flat: NDArray[np.float64]) -> tuple[Any, Any]:
+    """f_M(a) from the log-domain law; a beyond the grid's tail masses gets an honest interval."""
+    f = np.where(flat <= 0, 1.0, 0.0)
+    err = np.zeros(flat.size)
+    fine = law.fine
+    a_min = float(fine.sf0[-1])   # P0[U > u_top]: thresholds beyond the grid
+    a_max = float(fine.sf0[0])    # P0[U > u_0]
+    interior = (flat > 0) & (flat < 1)
+    inside = interior & (flat > a_min) & (flat < a_max)
+    idx = np.nonzero(inside)[0]
+    if idx.size:
+        f[idx], err[idx] = law.tradeoff(flat[idx])
+    # f is non-increasing with f(a) <= 1 - a: bracket the edges by the nearest served value
+    for sel, a_ref, lo_hi in ((interior & (flat <= a_min), a_min, "lo"), (interior & (flat >= a_max), a_max, "hi")):
+        if np.any(sel):
+            f_ref, e_ref = law.tradeoff(np.array([a_ref * (1 + 1e-12) if lo_hi == "lo" else a_ref * (1 - 1e-12)]))
+            if lo_hi == "lo":      # a < a_min: f(a) in [f(a_min) - e, 1 - a]
+                lo_f, hi_f = float(f_ref[0] - e_ref[0]), 1.0 - flat[sel]
+            else:                  # a > a_max: f(a) in [0, min(f(a_max) + e, 1 - a)]
+                lo_f, hi_f = 0.0, np.minimum(float(f_ref[0] + e_ref[0]), 1.0 - flat[sel])
+            f[sel] = 0.5 * (lo_f + hi_f)
+            err[sel] = 0.5 * np.maximum(hi_f - lo_f, 0.0)
+    return f, err
 
 
 def _tradeoff_tilted(law: TiltedLognormalSum, flat: NDArray[np.float64]) -> tuple[Any, Any]:
@@ -271,6 +334,9 @@ def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) ->
     """
     s, m = _check_sigma_rounds(sigma, rounds)
     best = _law_best(s, m, tail=1e-16)
+    if isinstance(best, LogDomainPair):
+        tv_l, e_l = best.delta(0.0)
+        return (tv_l, e_l) if return_error else tv_l
     if isinstance(best, TiltedLognormalSum):
         g0t, g1t = best.wrapped_cdf_pair([0.0])
         tv_t = float(g0t[0] - g1t[0])
@@ -330,8 +396,12 @@ class RandomAllocationPLD:
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
         # E = 1 uses the best single-epoch representation (tilted for small sigma); the E > 1
         # lattice needs cell masses over the whole window, i.e. the untilted series
-        self._law: Any = (_law_best(self.sigma, self.rounds) if self.epochs == 1
-                          else _law(self.sigma, self.rounds))
+        self._law: Any
+        if self.epochs == 1:
+            self._law = _law_best(self.sigma, self.rounds)
+        else:
+            self._law = (_untilted_ok(self.sigma, self.rounds, 1e-13) or _log_law(self.sigma, self.rounds)
+                         or _law(self.sigma, self.rounds))
         _require_converged(self._law)
         self._lattice: dict[float, Any] = {}
 
@@ -363,6 +433,11 @@ class RandomAllocationPLD:
 
     def _delta1(self, eps: float) -> tuple[float, float]:
         law, M = self._law, self.rounds
+        if isinstance(law, LogDomainPair):
+            if eps > 700.0:  # beyond every loss on the grid; only the tail mass off the grid remains
+                return 0.0, law.floor
+            d, e = law.delta(eps)
+            return float(max(d - e, 0.0)), float(min(d + e, 1.0))
         if isinstance(law, TiltedLognormalSum):
             return self._delta1_tilted(eps)
         if eps > 700.0:  # e^eps would overflow; only the mass beyond the window can remain
@@ -393,6 +468,8 @@ class RandomAllocationPLD:
     def _lattice_pmfs(self, delta_l: float) -> dict[str, Any]:
         """Single-epoch lattice PMFs: dict direction -> (jmin, p_up, inf_up, jmin_lo, p_lo, miss_lo)."""
         law, M = self._law, self.rounds
+        if isinstance(law, LogDomainPair):
+            return self._lattice_pmfs_logdomain(delta_l)
         h_target = delta_l * M * 0.5
         edges, h, p0, p1, err = _cell_masses(law, h_target)
         p0 = np.maximum(p0, 0.0)
@@ -420,6 +497,21 @@ class RandomAllocationPLD:
             miss_lo = tails_up[direction] + err + float(np.sum(p[~fin_hi])) * 0.0
             out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
         return out
+
+    def _lattice_pmfs_logdomain(self, delta_l: float) -> dict[str, Any]:
+        """Lattice PMFs from the log-domain law: loss cells are cells of U = log S (exact edges).
+
+        Cell k holds U in [log M + k D, log M + (k+1) D).  remove: loss U - log M under H1, in
+        [k D, (k+1) D) -> rounded up to k+1, down to k.  add: loss log M - U under H0, in
+        (-(k+1) D, -k D] -> up to -k, down to -(k+1).  Mass off the grid and the l1 error
+        estimate of the masses go to +inf loss (upper bound) / are subtracted (lower bound).
+        """
+        k0, p0, p1, outside, err = self._law.lattice_masses(delta_l)
+        n = p0.size
+        return {
+            "remove": (k0 + 1, p1, outside + err, k0, p1, err),
+            "add": (-(k0 + n - 1), p0[::-1].copy(), outside + err, -(k0 + n), p0[::-1].copy(), err),
+        }
 
     def _compose(self, jmin: int, pmf: NDArray[np.float64], E: int, delta_l: float,
                  tau: float) -> tuple[int, NDArray[np.float64], float]:

@@ -1,0 +1,328 @@
+"""Law of log S, S a sum of M i.i.d. lognormals, on a uniform grid (private).
+
+The small-sigma path of the exact accountant.  At sigma ~ 0.3 a per-round likelihood ratio
+Y = exp(X/sigma - 1/(2 sigma^2)) spans tens of decades (log-scale 1/sigma = 3.3), so for small M
+neither a linear grid nor a Fourier series (the characteristic function barely decays) resolves
+S = Y_1 + ... + Y_M.  U = log S is smooth and unimodal-ish on a uniform grid, and
+log(X + Z) has an exact integral representation in the log densities of X and Z
+(``csrc/dpb_logsum.h``); S_M is built from the exact Gaussian density of log Y by binary
+powering (about log2 M + popcount M convolutions, each O(n J) in C).
+
+Everything the accountant needs follows from the H0 density q of U (H1 is its size-biased
+version: P1[U in du] = e^u q(u) du / M):
+
+* P0[U > x] and P1[U <= x] (trade-off curve), by a sliding 8-point Newton-Cotes rule per cell
+  and the integrated interpolant inside the cell that holds x;
+* delta(eps) for both directions as integrals of non-negative integrands
+  ``(e^u/M - e^eps)^+ q`` and ``(1 - e^(eps + u)/M)^+ q`` (no cancellation between CDFs).
+
+Error estimate: every answer is also computed on a grid of twice the step (same range); the
+method is of high order (8-point interpolation, 8th-order Gregory end correction), so the
+difference overestimates the fine-grid error by orders of magnitude.  It is an *estimate*, not
+a proof; the mass defects |int q - 1| and |int e^u q / M - 1| are added to it.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbounds._exact import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
+
+FArr = NDArray[np.float64]
+
+__all__ = ["LogDomainSum", "LogDomainPair"]
+
+_LN2 = math.log(2.0)
+_TAPS = 8           # Lagrange nodes of the near-part interpolation and of the cell rule
+_GREGORY = 8        # order of the end correction at d = ln 2
+_FAR_G = 1e-8       # g(d) below which the first-order expansion is used (error ~ g^2 ~ 1e-16)
+_TAIL_SD = 11.0     # grid half-width in units of the log-scale (Gaussian tail 2e-28)
+
+
+@functools.lru_cache(maxsize=None)
+def _gregory_weights(p: int) -> tuple[float, ...]:
+    """Trapezoid weights on [0, inf) with the order-p Gregory correction at 0 (exact rationals)."""
+    g = [Fraction(1, 12), Fraction(1, 24), Fraction(19, 720), Fraction(3, 160), Fraction(863, 60480),
+         Fraction(275, 24192), Fraction(33953, 3628800), Fraction(8183, 1036800)]
+    w = [Fraction(1)] * (p + 1)
+    w[0] = Fraction(1, 2)
+    for k in range(1, p + 1):
+        c = (-1) ** (k + 1) * g[k - 1]
+        for j in range(k + 1):
+            w[j] += c * (-1) ** (k - j) * math.comb(k, j)
+    return tuple(float(x) for x in w)
+
+
+def _lagrange_weights(x: FArr, nodes: FArr) -> FArr:
+    """Lagrange basis values at points x (rows) for the given nodes (columns)."""
+    x = np.asarray(x, dtype=float)[:, None]
+    out = np.ones((x.shape[0], nodes.size))
+    for k in range(nodes.size):
+        for m in range(nodes.size):
+            if m != k:
+                out[:, k] *= (x[:, 0] - nodes[m]) / (nodes[k] - nodes[m])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _near_tables(K: int) -> tuple[FArr, FArr, FArr, float, float]:
+    """Interpolation offsets/weights and quadrature coefficients for h = ln2 / K."""
+    h = _LN2 / K
+    # d_j = ln2 + j h for j < J1 (until g(d) <= _FAR_G)
+    d_far = -math.log(-math.expm1(-_FAR_G))
+    J1 = int(math.ceil((d_far - _LN2) / h))
+    d = _LN2 + h * np.arange(J1)
+    g = -np.log1p(-np.exp(-d))
+    c = 1.0 / (-np.expm1(-d))
+    omega = np.ones(J1)
+    gw = _gregory_weights(_GREGORY)
+    omega[:len(gw)] = gw
+    # q_X(u_i - g_j): position p = i - g_j/h; nodes floor(p) - taps/2 + 1 ... floor(p) + taps/2
+    pos = -g / h
+    fl = np.floor(pos)
+    off = (fl - (_TAPS // 2 - 1)).astype(np.int64)
+    frac = pos - fl
+    nodes = np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1, dtype=float)
+    w = np.empty((J1, _TAPS))
+    for j in range(J1):
+        w[j] = _lagrange_weights(np.array([frac[j]]), nodes)[0]
+    coef = h * omega * c
+    tail_scale = math.exp(-(_LN2 + J1 * h))
+    return off, w, coef, tail_scale, h
+
+
+@functools.lru_cache(maxsize=4)
+def _cell_rules(n_frac: int = 0) -> tuple[FArr, FArr]:
+    """8-point rules: integral over [0, 1] (cell) of the interpolant through nodes -3..4 (in units h)."""
+    nodes = np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1, dtype=float)
+    gx, gw = np.polynomial.legendre.leggauss(_TAPS)
+    x = 0.5 * (gx + 1.0)
+    full = (0.5 * gw) @ _lagrange_weights(x, nodes)
+    return nodes, full
+
+
+def _partial_rule(phi: FArr) -> FArr:
+    """Weights (rows) of int_0^phi of the interpolant through nodes -3..4, phi in [0, 1]."""
+    nodes, _ = _cell_rules()
+    gx, gw = np.polynomial.legendre.leggauss(_TAPS)
+    phi = np.asarray(phi, dtype=float)
+    x = 0.5 * (gx[None, :] + 1.0) * phi[:, None]           # (P, G)
+    L = _lagrange_weights(x.ravel(), nodes).reshape(phi.size, gx.size, nodes.size)
+    return np.asarray(np.einsum('pg,pgk->pk', 0.5 * gw[None, :] * phi[:, None], L), dtype=np.float64)
+
+
+class LogDomainSum:
+    """Density of U = log S_M under H0 on the grid u = u0 + h * arange(n), h = ln2 / K."""
+
+    def __init__(self, sigma: float, M: int, K: int, u0: float, n: int):
+        self.sigma, self.M, self.K, self.u0, self.n = float(sigma), int(M), int(K), float(u0), int(n)
+        off, w, coef, tail, h = _near_tables(self.K)
+        self.h = h
+        self.u = self.u0 + h * np.arange(self.n)
+        s = 1.0 / sigma
+        m = -0.5 * s * s
+        base = np.exp(-0.5 * ((self.u - m) / s) ** 2) / (s * math.sqrt(2 * math.pi))
+        self.convolutions = 0
+        acc: FArr | None = None
+        k = self.M
+        while True:
+            if k & 1:
+                acc = base if acc is None else self._conv(acc, base, off, w, coef, tail)
+            k >>= 1
+            if not k:
+                break
+            base = self._conv(base, base, off, w, coef, tail)
+        assert acc is not None
+        self.q = np.asarray(acc, dtype=np.float64)
+        # cell integrals of q and of e^{u - log M} q (H1): sliding 8-point rule
+        nodes, full = _cell_rules()
+        self._lw = np.exp(self.u - math.log(self.M))
+        self.c0 = self._cells(self.q, full)
+        self.c1 = self._cells(self.q * self._lw, full)
+        self.mass_defect = abs(float(np.sum(self.c0)) - 1.0) + abs(float(np.sum(self.c1)) - 1.0)
+        # cumulative: cdf[i] = int_{-inf}^{u_i}, sf[i] = int_{u_i}^{inf} (summed from the far end)
+        self.cdf0 = np.concatenate([[0.0], np.cumsum(self.c0)])[:-1]
+        self.sf0 = np.cumsum(self.c0[::-1])[::-1]
+        self.cdf1 = np.concatenate([[0.0], np.cumsum(self.c1)])[:-1]
+        self.sf1 = np.cumsum(self.c1[::-1])[::-1]
+
+    def _conv(self, a: FArr, b: FArr, off: FArr, w: FArr, coef: FArr, tail: float) -> FArr:
+        self.convolutions += 1
+        out = logsum_convolve(a, a if b is a else b, self.h, self.K, off, w, coef, tail)
+        return np.asarray(out, dtype=np.float64)
+
+    def _cells(self, f: FArr, full: FArr) -> FArr:
+        pad = np.concatenate([np.zeros(_TAPS), f, np.zeros(_TAPS)])
+        lo = _TAPS - (_TAPS // 2 - 1)
+        out = np.zeros(self.n)
+        for t in range(_TAPS):
+            out += full[t] * pad[lo + t: lo + t + self.n]
+        return out * self.h
+
+    def _stencil(self, f: FArr, i: NDArray[np.intp]) -> FArr:
+        """f at nodes i-3 .. i+4 (zero off the grid), shape (len(i), taps)."""
+        idx = i[:, None] + np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1)[None, :]
+        ok = (idx >= 0) & (idx < self.n)
+        return np.where(ok, f[np.clip(idx, 0, self.n - 1)], 0.0)
+
+    def _split(self, x: FArr) -> tuple[NDArray[np.intp], FArr]:
+        t = (np.asarray(x, dtype=float) - self.u0) / self.h
+        i = np.clip(np.floor(t), 0, self.n - 1).astype(np.intp)
+        phi = np.clip(t - i, 0.0, 1.0)
+        return i, phi
+
+    def partial(self, f: FArr, x: FArr) -> FArr:
+        """int_{u_i}^{x} f for x in cell i (vectorised)."""
+        x = np.asarray(x, dtype=float)
+        out = np.empty(x.size)
+        for b in range(0, x.size, 8192):  # blocks keep the (points, nodes, nodes) temporaries small
+            i, phi = self._split(x[b:b + 8192])
+            out[b:b + 8192] = np.einsum('pk,pk->p', _partial_rule(phi), self._stencil(f, i))
+        return out * self.h
+
+    # ---- distribution functions of U (x in log-space) --------------------------------
+    def sf0_at(self, x: Any) -> FArr:
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        i, _ = self._split(x)
+        return np.asarray(self.sf0[i] - self.partial(self.q, x), dtype=np.float64)
+
+    def cdf0_at(self, x: Any) -> FArr:
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        i, _ = self._split(x)
+        return np.asarray(self.cdf0[i] + self.partial(self.q, x), dtype=np.float64)
+
+    def cdf1_at(self, x: Any) -> FArr:
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        i, _ = self._split(x)
+        return np.asarray(self.cdf1[i] + self.partial(self.q * self._lw, x), dtype=np.float64)
+
+    def quantile_sf0(self, a: FArr) -> FArr:
+        """x with P0[U > x] = a (0 < a < 1), by bisection inside the grid cell."""
+        a = np.asarray(a, dtype=float)
+        # sf0 is non-increasing in i (up to round-off)
+        sf = np.minimum.accumulate(self.sf0)
+        k = np.searchsorted(-sf, -a, side="left")  # first i with sf[i] <= a
+        k = np.clip(k, 1, self.n - 1)
+        lo = self.u[k - 1].copy()
+        hi = self.u[k].copy()
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            big = self.sf0_at(mid) > a
+            lo = np.where(big, mid, lo)
+            hi = np.where(big, hi, mid)
+        return 0.5 * (lo + hi)
+
+    def delta_remove(self, eps: float) -> float:
+        """P1[L > eps] - e^eps P0[L > eps] = int (e^u/M - e^eps)^+ q(u) du."""
+        L = math.log(self.M) + eps
+        f = self.q * (self._lw - math.exp(eps))
+        i, _ = self._split(np.array([L]))
+        if L <= self.u0:
+            return float(np.sum(self.c1) - math.exp(eps) * np.sum(self.c0))
+        tail = self._cells(f, _cell_rules()[1])
+        return float(np.sum(tail[i[0]:]) - self.partial(f, np.array([L]))[0])
+
+    def delta_add(self, eps: float) -> float:
+        """P0[L < -eps] - e^eps P1[L < -eps] = int (1 - e^(eps + u)/M)^+ q(u) du."""
+        L = math.log(self.M) - eps
+        f = self.q * (1.0 - math.exp(eps) * self._lw)
+        i, _ = self._split(np.array([L]))
+        head = self._cells(f, _cell_rules()[1])
+        return float(np.sum(head[:i[0]]) + self.partial(f, np.array([L]))[0])
+
+
+def grid_for(sigma: float, M: int, h_max: float) -> tuple[int, float, int]:
+    """(K, u0, n): step ln2/K <= h_max, range holding q0 and the size-biased q1 of S_M."""
+    s = 1.0 / sigma
+    m = -0.5 * s * s
+    K = int(math.ceil(_LN2 / h_max))
+    K += K % 2  # the half-resolution check uses K / 2
+    h = _LN2 / K
+    u0 = m - _TAIL_SD * s
+    u1 = math.log(M) + m + s * s + _TAIL_SD * s
+    n = int(math.ceil((u1 - u0) / h)) + 1
+    n += n % 2
+    return K, u0, n
+
+
+class LogDomainPair:
+    """A fine and a half-resolution :class:`LogDomainSum`, with error estimates.
+
+    Error estimate of an answer v: |v_fine - v_coarse| / 16 + 4 * (mass defect of the fine
+    grid) + 1e-15.  The scheme converges at order ~8 (measured: halving h cuts the error by
+    300-500x at sigma = 0.3-0.7, M = 2 ... 1e4), so |v_fine - v_coarse| is ~300x the fine error
+    and the estimate keeps a margin of ~20x; tests check it against direct quadrature (M = 2)
+    and the Fourier series (sigma >= 0.5).  An estimate, not a proof.
+    """
+
+    def __init__(self, sigma: float, M: int, h: float | None = None):
+        self.sigma, self.M = float(sigma), int(M)
+        if h is None:
+            h = default_step(sigma, M)
+        K, u0, n = grid_for(sigma, M, h)
+        self.fine = LogDomainSum(sigma, M, K, u0, n)
+        self.coarse = LogDomainSum(sigma, M, K // 2, u0, n // 2)
+        self.floor = 1e-15 + 4.0 * self.fine.mass_defect
+        self.truncated = False  # same interface as the Fourier laws: always converged
+
+    def _est(self, d: Any) -> Any:
+        return np.abs(d) / 16.0 + self.floor
+
+    def tradeoff(self, a: FArr) -> tuple[FArr, FArr]:
+        """f(a) = P1[U <= x_a] with P0[U > x_a] = a, and the error estimate.
+
+        Valid for a strictly inside the grid's tail masses; see :func:`dpbounds.accountant.tradeoff_exact`
+        for the edges.
+        """
+        fa = self.fine.cdf1_at(self.fine.quantile_sf0(a))
+        fb = self.coarse.cdf1_at(self.coarse.quantile_sf0(a))
+        return fa, self._est(fa - fb)
+
+    def delta(self, eps: float) -> tuple[float, float]:
+        """max of the two directions' delta(eps), and its error estimate (eps <= 700)."""
+        da = max(self.fine.delta_remove(eps), self.fine.delta_add(eps))
+        db = max(self.coarse.delta_remove(eps), self.coarse.delta_add(eps))
+        return da, float(self._est(da - db))
+
+    def lattice_masses(self, delta_l: float) -> tuple[int, FArr, FArr, float, float]:
+        """Masses of U on the cells [log M + k delta_l, log M + (k+1) delta_l), k = k0 ... .
+
+        Returns (k0, p0, p1, outside, err): H0 and H1 masses per cell, the mass outside the grid
+        (both laws, estimate from the grid tails) and an l1 error estimate of each mass array.
+        """
+        f = self.fine
+        lm = math.log(self.M)
+        k0 = int(math.floor((f.u[0] - lm) / delta_l))
+        k1 = int(math.ceil((f.u[-1] - lm) / delta_l))
+        x = lm + delta_l * np.arange(k0, k1 + 1)
+        out = []
+        for law in (self.fine, self.coarse):
+            xc = np.clip(x, law.u[0], law.u[-1])
+            c0 = law.cdf0_at(xc)
+            c1 = law.cdf1_at(xc)
+            out.append((np.diff(c0), np.diff(c1)))
+        (p0, p1), (q0, q1) = out
+        err = float(max(np.sum(np.abs(p0 - q0)), np.sum(np.abs(p1 - q1)))) / 16.0 + self.floor
+        outside = max(abs(1.0 - float(np.sum(p0))), abs(1.0 - float(np.sum(p1))))
+        return k0, np.maximum(p0, 0.0), np.maximum(p1, 0.0), outside, err
+
+
+def default_step(sigma: float, M: int) -> float:
+    """Grid step: 1/100 of the log-scale of S_M (Fenton-Wilkinson), at most 0.016."""
+    s = 1.0 / sigma
+    w = math.sqrt(math.log1p(math.expm1(s * s) / M))
+    return min(0.016, max(w, 1e-4) / 100.0)
+
+
+def estimated_seconds(sigma: float, M: int) -> float:
+    """Rough build time of a LogDomainPair (both grids) on one core, from n, J1 and the
+    number of convolutions (calibrated at sigma = 0.3, M = 1e4: ~4.5 ns per n * J1)."""
+    K, u0, n = grid_for(sigma, M, default_step(sigma, M))
+    J1 = (18.42 - _LN2) * K / _LN2
+    convs = max(int(M).bit_length() - 1 + bin(int(M)).count("1") - 1, 1)
+    return 1.25 * 4.5e-9 * n * J1 * convs
