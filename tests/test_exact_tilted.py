@@ -1,5 +1,9 @@
 """Small-sigma regime of the exact accountant: the exponentially tilted series (SPEC A.1, A.10b).
 
+Where affordable, small sigma is now served by the log-domain law (tests/test_exact_logdomain.py);
+every test here disables that route (fixture ``tilted_route``) so the tilted series, still used
+for large M at small sigma, stays exercised.
+
 References are independent of the Fourier machinery: mpmath quadrature of the tilted
 characteristic function, scipy quadrature of the two-term sum (M = 2), seeded Monte Carlo
 (M = 10, 100), and the untilted series with its (wide) certified error bars.
@@ -11,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from dpbounds import accountant as A
 from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted
 from dpbounds._exact_sum import TiltedLognormalSum
 from dpbounds.accountant import (
@@ -21,6 +26,16 @@ from dpbounds.accountant import (
     tradeoff_exact,
 )
 from test_exact import _m2_tradeoff_quadrature, _mc_sum, _tv_m2_quadrature
+
+
+@pytest.fixture(autouse=True, scope="module")
+def tilted_route():
+    """Route small sigma to the tilted series (as for M too large for the log-domain law)."""
+    A._clear_caches()
+    with pytest.MonkeyPatch.context() as mp_:
+        mp_.setattr(A, "_LOGDOMAIN_BUDGET_S", -1.0)
+        yield
+    A._clear_caches()
 
 
 # ---------------------------------------------------------------- kernel at t + i lam
@@ -174,7 +189,8 @@ def test_tilted_self_consistency_two_windows(sigma, M):
 
 
 def test_tiny_m_small_sigma_still_honest():
-    # sigma = 0.5, M = 2: neither series converges within the budget; refused, never a wrong number
+    # sigma = 0.5, M = 2 without the log-domain law: neither series converges within the budget;
+    # refused, never a wrong number (the log-domain law serves this case: test_exact_logdomain.py)
     with pytest.raises(ValueError, match="does not converge"):
         exact_max_gap(0.5, 2)
     f, err = tradeoff_exact(0.5, 0.5, 2)

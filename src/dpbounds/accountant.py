@@ -644,6 +644,19 @@ class RandomAllocationPLD:
             def fn(e: float) -> tuple[float, float]:
                 return self._deltaE(e, dl)
 
+            lo, hi = _invert(fn, d)
+            # the GDP guess can be far off (small sigma): refine the lattice from the bracket found
+            for _ in range(3):
+                if not (math.isfinite(hi) and hi - lo > self.tolerance * hi and lo > 0):
+                    break
+                dl_new = 0.8 * dl * self.tolerance * hi / (hi - lo)
+                if dl_new < 1e-6:
+                    break
+                dl = dl_new
+                lo2, hi2 = _invert(fn, d)
+                lo, hi = max(lo, lo2), min(hi, hi2)  # both brackets are certified
+            return lo, hi
+
         return _invert(fn, d)
 
 
