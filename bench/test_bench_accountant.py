@@ -83,9 +83,11 @@ def test_peer_m100_e2(benchmark):
     assert ours[1] >= lo and ours[0] <= up
 
 
-def test_peak_rss_e10000():
-    # issue target: peak RSS <= 200 MB for E = 1e4 (needs tolerance 0.05: the lattice bracket
-    # width grows like E * Delta, see notes/README_accountant.md); measured in a fresh process
+@pytest.mark.parametrize("tolerance", [2e-3, 0.05])
+def test_peak_rss_e10000(tolerance):
+    # issue target: peak RSS <= 200 MB for E = 1e4, at the default tolerance too: the window is
+    # capped at max_lattice = 2^21 points and the lattice coarsened (bracket ~3.4% wide instead of
+    # 0.2%; still certified); measured in a fresh process
     import subprocess
     import sys
 
@@ -93,8 +95,9 @@ def test_peak_rss_e10000():
         pytest.skip("reads VmHWM from /proc (Linux only)")
     # VmHWM (not ru_maxrss, which Linux carries over from the parent across exec)
     code = ("from dpbounds.accountant import RandomAllocationPLD;"
-            "r = RandomAllocationPLD(1.0, 10000, 10000, tolerance=0.05).epsilon(1e-5);"
-            "assert r[0] <= r[1] < 1.06 * r[0], r;"
+            f"p = RandomAllocationPLD(1.0, 10000, 10000, tolerance={tolerance!r}); r = p.epsilon(1e-5);"
+            "assert r[0] <= r[1] < 1.05 * r[0], r;"
+            "assert p.lattice_spacing > 0;"
             "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     peak_mb = int(out.stdout.split()[-1]) / 1024  # kB

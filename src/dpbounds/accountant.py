@@ -379,6 +379,12 @@ class RandomAllocationPLD:
         Target relative width of the epsilon bracket (default 2e-3).  For ``epochs == 1``
         no loss lattice is needed (SPEC 10b) and the bracket width is set by the ~1e-13
         numerical error instead.
+    max_lattice : int
+        Largest composition window in lattice points (default 2**21, i.e. 16 MiB per array;
+        peak RSS stays under 200 MB at E = 1e4).  Where ``tolerance`` would need a larger
+        window (many epochs: the spacing must shrink like tolerance * eps / E), the lattice is
+        coarsened instead: the bracket stays certified but is wider than ``tolerance``;
+        ``lattice_spacing`` reports the spacing used.
 
     Notes
     -----
@@ -390,10 +396,13 @@ class RandomAllocationPLD:
     the upper bound, subtracted from the lower one).
     """
 
-    def __init__(self, sigma: float, rounds: float, epochs: int = 1, tolerance: float = 2e-3):
+    def __init__(self, sigma: float, rounds: float, epochs: int = 1, tolerance: float = 2e-3,
+                 max_lattice: int = 2 ** 21):
         self.sigma, self.rounds = _check_sigma_rounds(sigma, rounds)
         self.epochs = int(V.check_rounds("epochs", epochs, minimum=1))
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.max_lattice = int(V.check_rounds("max_lattice", max_lattice, minimum=1024))
+        self.lattice_spacing = math.nan  # loss-lattice spacing of the last E > 1 composition
         # E = 1 uses the best single-epoch representation (tilted for small sigma); the E > 1
         # lattice needs cell masses over the whole window, i.e. the untilted series
         self._law: Any
@@ -470,7 +479,9 @@ class RandomAllocationPLD:
         law, M = self._law, self.rounds
         if isinstance(law, LogDomainPair):
             return self._lattice_pmfs_logdomain(delta_l)
-        h_target = delta_l * M * 0.5
+        # cells of x = S - M narrow enough that the loss varies by <= delta_l / 2 near x = 0, but at
+        # most 2^20 of them (memory; coarser cells are rounded over more lattice points: still certified)
+        h_target = max(delta_l * M * 0.5, law.P / 2 ** 20)
         edges, h, p0, p1, err = _cell_masses(law, h_target)
         p0 = np.maximum(p0, 0.0)
         p1 = np.maximum(p1, 0.0)
@@ -544,8 +555,8 @@ class RandomAllocationPLD:
         else:
             s0 = int(math.floor(lo_i))
             outside = 2.0 * tau
-        if L > 2 ** 26:
-            raise ValueError("composition window too large; raise tolerance or lower epochs")
+        if L > self.max_lattice:
+            raise _WindowTooLarge(int(hi_i - lo_i + pmf.size + 2))
         f = np.fft.rfft(pmf, n=L)
         f **= E
         g = np.fft.irfft(f, n=L)
@@ -560,6 +571,20 @@ class RandomAllocationPLD:
         if delta_l in self._lattice:
             cached: dict[str, Any] = self._lattice[delta_l]
             return cached
+        self._lattice.clear()  # one lattice at a time: E = 1e4 windows hold tens of MB each
+        dl = delta_l
+        while True:
+            try:
+                comp = self._build_lattice(dl)
+                break
+            except _WindowTooLarge as exc:
+                # memory cap: a coarser lattice (certified still, just a wider bracket)
+                dl *= 1.1 * exc.needed / self.max_lattice
+        self.lattice_spacing = dl
+        self._lattice[delta_l] = comp
+        return comp
+
+    def _build_lattice(self, delta_l: float) -> dict[str, Any]:
         E = self.epochs
         pm = self._lattice_pmfs(delta_l)
         comp = {}
@@ -573,7 +598,6 @@ class RandomAllocationPLD:
             del g_dn
             inf_tot = -math.expm1(E * math.log1p(-min(inf_up, 1.0))) if inf_up < 1 else 1.0
             comp[direction] = (hs_up, out_up + inf_tot, hs_dn, out_dn + E * miss)
-        self._lattice[delta_l] = comp
         return comp
 
     def _deltaE(self, eps: float, delta_l: float) -> tuple[float, float]:
@@ -650,7 +674,7 @@ class RandomAllocationPLD:
                 if not (math.isfinite(hi) and hi - lo > self.tolerance * hi and lo > 0):
                     break
                 dl_new = 0.8 * dl * self.tolerance * hi / (hi - lo)
-                if dl_new < 1e-6:
+                if dl_new < 1e-6 or self.lattice_spacing > dl:  # spacing floor / memory cap reached
                     break
                 dl = dl_new
                 lo2, hi2 = _invert(fn, d)
@@ -658,6 +682,12 @@ class RandomAllocationPLD:
             return lo, hi
 
         return _invert(fn, d)
+
+
+class _WindowTooLarge(Exception):
+    def __init__(self, needed: int):
+        super().__init__(needed)
+        self.needed = needed
 
 
 class _HockeyStick:
