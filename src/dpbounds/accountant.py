@@ -2,9 +2,8 @@
 
 One epoch of random allocation with noise multiplier ``sigma`` and ``M`` rounds is dominated
 by the pair H0: x ~ N(0, I_M) vs H1: x ~ (1/M) sum_j N(e_j/sigma, I_M).  Its likelihood ratio
-is S/M with S a sum of M i.i.d. lognormals; everything here is computed from the
-characteristic function of S (C kernel ``dpb_exact_lognormal_cf``) on a window certified by
-tail bounds; see :mod:`dpbounds._exact_sum`.
+is S/M with S a sum of M i.i.d. lognormals; everything here is computed from the law of S
+(H1 is its size-biased version).
 
 Public names
 ------------
@@ -14,21 +13,29 @@ gap_ratio(sigma, rounds, coefficient)       delta_min (Theorem 3.1) / true gap
 RandomAllocationPLD(sigma, rounds, epochs)  certified [lower, upper] brackets of eps(delta), delta(eps)
 RandomAllocationAccountant(noise_multiplier, rounds_per_epoch, epochs, method=...)
 
-Small sigma.  Where the right tail of the lognormal sum is too heavy for a window that holds it
-(roughly sigma < 0.8, and small M), the law is represented instead by its exponentially tilted
-characteristic function psi(t + i lam) (:class:`dpbounds._exact_sum.TiltedLognormalSum`): the
-right-hand aliasing is then damped by e^{-lam P} without any tail bound, and CDF values are
-served for thresholds up to ``xhi`` with round-off amplified by at most e^{12}.  Used by
-``tradeoff_exact``, ``exact_max_gap`` and the E = 1 brackets; the E > 1 lattice still uses the
-untilted series (wide, honest brackets at small sigma).  Not covered: tiny M at small sigma
-(sigma = 0.3 with M < ~15, 0.4 with M < ~6, 0.5 with M = 2), where the
-characteristic function decays too slowly for any Fourier budget: refused or wide error bars.
+Three representations of the single-epoch law, chosen per (sigma, M) by ``_law_best``:
+
+1. the characteristic-function series of S - M on a window certified by tail bounds
+   (:class:`dpbounds._exact_sum.LognormalSum`), wherever its window error is <= 1e-11 (sigma
+   around 0.8 and up, or large M) -- the fast path (milliseconds);
+2. small sigma with small or moderate M (sigma = 0.3 up to M ~ 1e5, 0.4 up to ~2e3, 0.5 up to
+   ~500; estimated build time <= 4 s): the law of log S on a uniform grid, built from the exact
+   Gaussian density of log Y by log-domain convolutions in C (:mod:`dpbounds._logdomain_sum`).
+   It covers what no Fourier budget can (M = 2 at sigma = 0.3, whose summands span tens of
+   decades) and the far tails (delta ~ 1e-10 at eps ~ 15), serves E > 1 too (its cells are
+   loss cells), and carries an error *estimate* from a half-resolution grid (checked against
+   mpmath at M = 2, Monte Carlo, and the Fourier laws);
+3. otherwise (small sigma with M beyond that) the exponentially tilted series psi(t + i lam)
+   (:class:`dpbounds._exact_sum.TiltedLognormalSum`): right-hand aliasing damped by e^{-lam P},
+   CDF values served up to ``xhi`` (round-off amplified by at most e^{12}); E = 1 only -- E > 1
+   then uses the untilted series with its (wide, honest) brackets.
 
 What is certified.  The loss discretisation (rounding up / down), the window tails (rigorous
 Chernoff / truncated-MGF bounds), aliasing and the trimmed composition tails are accounted
 for exactly.  The Fourier-series truncation and floating-point round-off are covered by
 explicit *estimates* (the series is cut where |psi| < 1e-20 after a look-ahead scan; FFT
-round-off is bounded by a standard 1e-15 * log2 N * sum|coefficient| estimate), not proofs.
+round-off is bounded by a standard 1e-15 * log2 N * sum|coefficient| estimate), not proofs;
+so is the log-domain law's discretisation error (fine vs half-resolution grid).
 """
 from __future__ import annotations
 
@@ -83,7 +90,7 @@ _TILT_CACHE: dict[tuple[float, float], TiltedLognormalSum] = {}
 
 
 _LOG_CACHE: dict[tuple[float, float], LogDomainPair] = {}
-_LOGDOMAIN_BUDGET_S = 4.0  # largest estimated build time for which the log-domain law is used
+_LOGDOMAIN_BUDGET_S = 5.0  # largest estimated build time for which the log-domain law is used
 
 
 def _clear_caches() -> None:
@@ -201,15 +208,22 @@ def tradeoff_exact(a: Any, sigma: float, rounds: float) -> tuple[Any, Any]:
     -------
     f, err : float or ndarray
         f_M(a) and a bound on |f - f_M(a)| (SPEC A.1: reject H0 iff S > M + x_a with
-        P0[S - M > x_a] = a; f = P1[S - M <= x_a]).  The bound adds the certified window
-        tails/aliasing and the estimated series truncation/round-off; it is about 1e-13 for
-        M >= 10 at sigma >= 0.7.  Small sigma (tilted series, see the module docstring): about
-        1e-13 in the bulk; <= 1e-9 for a >= 0.01 when the threshold is well inside the served
-        range (measured: sigma = 0.3, M >= 100; sigma = 0.5, M >= 10; 2e-9 at sigma = 0.4,
-        M = 10; 1e-9 at sigma = 0.7, M = 2); for a so small that the threshold lies beyond the served range an
-        honest interval [P1[x <= xhi] - err, 1 - a] is returned as midpoint +- half-width.
-        Where no series converges (tiny M at small sigma) the bound is NaN or wide and ``f`` is
-        an approximation.
+        P0[S - M > x_a] = a; f = P1[S - M <= x_a]).  Which law serves (sigma, M) is described
+        in the module docstring.
+        * Fourier series (sigma >= ~0.8, or large M): the bound adds the certified window
+          tails/aliasing and the estimated series truncation/round-off; about 1e-13.
+        * Log-domain law (small sigma, small/moderate M, including M = 2 at sigma = 0.3): an
+          error *estimate* (fine vs half-resolution grid); measured <= 1e-9 for every a in
+          [1e-6, 1 - 1e-6] at sigma = 0.3 with M in {2, 5, 14, 1e4}, 0.4 with M in {2, 5},
+          0.5 with M = 2 (about 1e-13 at M = 2, growing with M); checked against mpmath at
+          M = 2 (agreement within the estimate, which is ~20x the actual error).  For a beyond
+          the grid's tail mass (a < ~1e-40) an interval [f(a_min) - err, 1 - a] is returned as
+          midpoint +- half-width.
+        * Tilted series (small sigma, M beyond the log-domain budget): about 1e-13 in the bulk;
+          <= 1e-9 for a >= 0.01 when the threshold is well inside the served range; for a so
+          small that the threshold lies beyond it, the interval [P1[x <= xhi] - err, 1 - a] as
+          midpoint +- half-width.  Where no series converges the bound is NaN and ``f`` an
+          approximation.
     """
     s, m = _check_sigma_rounds(sigma, rounds)
     av = V.check_closed_unit("a", a)
@@ -324,13 +338,13 @@ def _tradeoff_tilted(law: TiltedLognormalSum, flat: NDArray[np.float64]) -> tupl
 def exact_max_gap(sigma: float, rounds: float, *, return_error: bool = False) -> Any:
     """TV(P0, P1) = E0[(1 - S/M)^+] = max_a (1 - a - f_M(a)) for one epoch.
 
-    This is the smallest delta with f_M >= f_{0, delta}.  Computed as P0[S <= M] - P1[S <= M]
-    from one Fourier series with the combined coefficients (no cancellation between two CDFs).
-    Relative error <= 1e-8 for sigma in [0.5, 20], M in [10, 1e9], and (tilted series) for
-    sigma = 0.3 with M >= ~15, 0.4 with M >= ~6, 0.5 with M >= 3, M >= 2 from sigma = 0.6 on
-    (absolute bound ~1e-13 there; tests check against Monte
-    Carlo and, at M = 2, against direct quadrature); ``return_error=True`` also returns the
-    absolute error bound.  Raises ValueError where no series converges (e.g. sigma = 0.5, M = 2).
+    This is the smallest delta with f_M >= f_{0, delta}.  Fourier laws: P0[S <= M] - P1[S <= M]
+    from one series with the combined coefficients (no cancellation between two CDFs);
+    log-domain law: the integral of the non-negative (1 - e^u / M)^+ q(u).  Relative error
+    <= 1e-8 on sigma in [0.3, 20], M in [2, 1e9] (absolute error ~1e-13 for the Fourier laws,
+    <= 2e-10 estimated for the log-domain law at sigma = 0.3, M <= 1e4; tests check against
+    mpmath at M = 2, Monte Carlo, and between laws); ``return_error=True`` also returns the
+    absolute error bound.  Raises ValueError where no law converges.
     """
     s, m = _check_sigma_rounds(sigma, rounds)
     best = _law_best(s, m, tail=1e-16)
