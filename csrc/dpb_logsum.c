@@ -5,18 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 8th-order central difference of q at every grid point (zero outside), in units of 1/u */
-static void central_derivative(long n, const double *q, double h, double *dq)
+/* 8th-order central differences of q at every grid point (zero outside), in units of 1/u */
+static void central_derivatives(long n, const double *q, double h, double *d1, double *d2)
 {
-    static const double c[4] = {4.0 / 5.0, -1.0 / 5.0, 4.0 / 105.0, -1.0 / 280.0};
+    static const double c1[4] = {4.0 / 5.0, -1.0 / 5.0, 4.0 / 105.0, -1.0 / 280.0};
+    static const double c2[5] = {-205.0 / 72.0, 8.0 / 5.0, -1.0 / 5.0, 8.0 / 315.0, -1.0 / 560.0};
     for (long i = 0; i < n; ++i) {
-        double acc = 0.0;
+        double a1 = 0.0, a2 = c2[0] * q[i];
         for (int k = 1; k <= 4; ++k) {
             double qp = (i + k < n) ? q[i + k] : 0.0;
             double qm = (i - k >= 0) ? q[i - k] : 0.0;
-            acc += c[k - 1] * (qp - qm);
+            a1 += c1[k - 1] * (qp - qm);
+            a2 += c2[k] * (qp + qm);
         }
-        dq[i] = acc / h;
+        d1[i] = a1 / h;
+        d2[i] = a2 / (h * h);
     }
 }
 
@@ -25,8 +28,11 @@ static void near_part(long n, const double *apad, long pad, const double *b, lon
                       int taps, const long *off, const double *w, const double *coef,
                       double *acc, double *out)
 {
+    /* b below 1e-300 (an underflowed left tail, wide for large sums) contributes nothing */
+    long fb = 0;
+    while (fb < n && !(fabs(b[fb]) > 1e-300)) ++fb;
     for (long j = 0; j < J1; ++j) {
-        long i0 = K + j;  /* first i with b[i-K-j] on the grid */
+        long i0 = K + j + fb;  /* first i with b[i-K-j] on the grid and not negligible */
         if (i0 >= n) break;
         long len = n - i0;
         const double *wj = w + j * taps;
@@ -38,25 +44,29 @@ static void near_part(long n, const double *apad, long pad, const double *b, lon
             for (long i = 0; i < len; ++i) acc[i] += wt * s[i];
         }
         const double cj = coef[j];
-        const double *bj = b;  /* b[i - K - j] = b[i - i0] */
+        const double *bj = b + fb;  /* b[i - K - j] */
         double *o = out + i0;
         for (long i = 0; i < len; ++i) o[i] += cj * bj[i] * acc[i];
     }
 }
 
-/* out[i] += h (a[i] * P[i-K-J1] + e^{-d_J1} (a[i] - a'[i]) T[i-K-J1], P = running sum of b,
- * T = e^{-h}-weighted running sum of b: the j >= J1 part, trapezoid weight h) */
-static void far_part(long n, const double *a, const double *da, const double *b, long K, long J1,
-                     double h, double tail_scale, double *out)
+/* The j >= J1 part, x = e^{-d} <= tail_scale:  c(d) a(u - g(d)) = a + x (a - a') +
+ * x^2 (a - 3/2 a' + 1/2 a'') + O(x^3), so with x_j = x_J1 e^{-(j - J1) h} the sum over j is
+ *   h (a[i] P + x_J1 (a - a')[i] T1 + x_J1^2 (a - 3/2 a' + 1/2 a'')[i] T2)   at index i - K - J1,
+ * P, T1, T2 the plain, e^{-h}- and e^{-2h}-weighted running sums of b. */
+static void far_part(long n, const double *a, const double *da, const double *dda, const double *b,
+                     long K, long J1, double h, double tail_scale, double *out)
 {
-    const double eh = exp(-h);
-    double P = 0.0, T = 0.0;
+    const double e1 = exp(-h), e2 = exp(-2.0 * h), x2 = tail_scale * tail_scale;
+    double P = 0.0, T1 = 0.0, T2 = 0.0;
     long shift = K + J1;
     for (long i = shift; i < n; ++i) {
         double bb = b[i - shift];
         P += bb;
-        T = bb + eh * T;
-        out[i] += h * (a[i] * P + tail_scale * (a[i] - da[i]) * T);
+        T1 = bb + e1 * T1;
+        T2 = bb + e2 * T2;
+        out[i] += h * (a[i] * P + tail_scale * (a[i] - da[i]) * T1
+                       + x2 * (a[i] - 1.5 * da[i] + 0.5 * dda[i]) * T2);
     }
 }
 
@@ -75,20 +85,20 @@ int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, do
     double *buf = (double *)calloc((size_t)(2 * (n + 2 * pad) + 3 * n), sizeof(double));
     if (!buf) return -1;
     double *xpad = buf, *zpad = buf + (n + 2 * pad);
-    double *acc = zpad + (n + 2 * pad), *dx = acc + n, *dz = dx + n;
+    double *acc = zpad + (n + 2 * pad), *d1 = acc + n, *d2 = d1 + n;
     memcpy(xpad + pad, qx, (size_t)n * sizeof(double));
     memcpy(zpad + pad, qz, (size_t)n * sizeof(double));
     memset(out, 0, (size_t)n * sizeof(double));
     /* sum over j in a trapezoid of d with the interpolated larger part (doubling: both terms equal) */
     near_part(n, xpad, pad, qz, K, J1, taps, off, w, coef, acc, out);
-    central_derivative(n, qx, h, dx);
-    far_part(n, qx, dx, qz, K, J1, h, tail_scale, out);
+    central_derivatives(n, qx, h, d1, d2);
+    far_part(n, qx, d1, d2, qz, K, J1, h, tail_scale, out);
     if (same) {
         for (long i = 0; i < n; ++i) out[i] *= 2.0;
     } else {
         near_part(n, zpad, pad, qx, K, J1, taps, off, w, coef, acc, out);
-        central_derivative(n, qz, h, dz);
-        far_part(n, qz, dz, qx, K, J1, h, tail_scale, out);
+        central_derivatives(n, qz, h, d1, d2);
+        far_part(n, qz, d1, d2, qx, K, J1, h, tail_scale, out);
     }
     free(buf);
     return 0;

@@ -19,9 +19,10 @@
  *         grid and q_Z(u_i - d_j) = qz[i - K - j] exactly.  For j < J1 the factor q_X(u_i - g_j)
  *         is a Lagrange interpolant with ``taps`` nodes (weights w[j*taps + t] at nodes
  *         i + off[j] + t, prepared by the caller); coef[j] = c(d_j) times the trapezoid weight (h) with
- *         Gregory end corrections at d = ln 2.  For j >= J1 (g_j <= tail_scale ~ 1e-8) the
- *         first-order expansion q_X(u - g) c = q_X(u) + e^{-d} (q_X(u) - q_X'(u)) + O(e^{-2d})
- *         turns the rest into two running sums (plain and e^{-h}-weighted), O(n).
+ *         Gregory end corrections at d = ln 2.  For j >= J1 (x = e^{-d} <= tail_scale ~ 2e-6) the
+ *         second-order expansion c q_X(u - g) = q_X + x (q_X - q_X') + x^2 (q_X - 3/2 q_X' +
+ *         1/2 q_X'') + O(x^3) (derivatives by 8th-order central differences) turns the rest into
+ *         three running sums (plain, e^{-h}- and e^{-2h}-weighted), O(n).
  *         ``same`` != 0 means qx == qz (doubling): the two symmetric terms are equal.
  *         Values off the grid are zero; the caller's grid must hold the densities' support.
  * ACCURACY  Set by h and taps (the interpolation error ~ (h/scale)^taps) and the Gregory order;

@@ -34,6 +34,7 @@ def tilted_route():
     A._clear_caches()
     with pytest.MonkeyPatch.context() as mp_:
         mp_.setattr(A, "_LOGDOMAIN_BUDGET_S", -1.0)
+        mp_.setattr(A, "_LOGDOMAIN_BUDGET_COMPOSE_S", -1.0)
         yield
     A._clear_caches()
 

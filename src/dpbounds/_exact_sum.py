@@ -118,17 +118,24 @@ def lower_tail_h0(sigma: float, n: float, x: Any) -> FArr:
         return np.asarray(np.minimum(1.0, np.exp(np.minimum(best, 0.0)) * 1.01), dtype=np.float64)
 
 
+@functools.lru_cache(maxsize=64)
+def _upper_exponent(sigma: float, n: float) -> FArr:
+    """n * (log E e^{lam min(Y, b)} - lam) on the (b, lam) table (x-independent part of the bound)."""
+    lam, _, b, Qb, D2, _ = _mgf_tables(sigma)
+    a = lam[None, :] + D2
+    af = np.where(np.isfinite(a), a, 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        # series form only where it does not cancel
+        expo = n * np.where(np.abs(af) < 0.05, _log1p_minus_x(af) + D2,
+                            np.log1p(np.maximum(af, -0.5)) - lam[None, :])
+    return np.asarray(np.where(np.isfinite(D2), expo, np.inf), dtype=np.float64)
+
+
 def upper_tail_h0(sigma: float, n: float, x: Any) -> FArr:
     """Upper bound on P0[sum_{j<=n}(Y_j - 1) > x] for x > 0 (truncated Chernoff)."""
     lam, _, b, Qb, D2, _ = _mgf_tables(sigma)
     x = np.atleast_1d(np.asarray(x, dtype=float))
-    a = lam[None, :] + D2
-    af = np.where(np.isfinite(a), a, 0.0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        # n * (log E e^{lam min(Y,b)} - lam); series form only where it does not cancel
-        expo = n * np.where(np.abs(af) < 0.05, _log1p_minus_x(af) + D2,
-                            np.log1p(np.maximum(af, -0.5)) - lam[None, :])
-    expo = np.where(np.isfinite(D2), expo, np.inf)
+    expo = _upper_exponent(float(sigma), float(n))
     e = -lam[None, None, :] * x[:, None, None] + expo[None, :, :]
     emin = np.min(e, axis=2)  # (nx, B)
     with np.errstate(over="ignore"):

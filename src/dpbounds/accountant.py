@@ -91,20 +91,30 @@ _TILT_CACHE: dict[tuple[float, float], TiltedLognormalSum] = {}
 
 _LOG_CACHE: dict[tuple[float, float], LogDomainPair] = {}
 _LOGDOMAIN_BUDGET_S = 5.0  # largest estimated build time for which the log-domain law is used
+# E > 1 has no tilted alternative (the untilted lattice gives (0, inf) at small sigma, large M)
+_LOGDOMAIN_BUDGET_COMPOSE_S = 20.0
 
 
 def _clear_caches() -> None:
     """Forget every cached single-epoch law (benchmarks time cold queries with this)."""
     for cache in (_LAW_CACHE, _BEST_CACHE, _TILT_CACHE, _LOG_CACHE):
         cache.clear()
+    from dpbounds import _exact_sum
+
+    _exact_sum._mgf_tables.cache_clear()
+    _exact_sum._upper_exponent.cache_clear()
 
 
-def _log_law(sigma: float, M: float) -> LogDomainPair | None:
-    """The log-domain law of S_M (small sigma, small/moderate M), or None if too costly."""
+def _log_law(sigma: float, M: float, budget: float | None = None) -> LogDomainPair | None:
+    """The log-domain law of S_M (small sigma, small/moderate M), or None if too costly.
+
+    ``budget``: largest estimated build time in seconds (default ``_LOGDOMAIN_BUDGET_S``).
+    """
     key = (sigma, M)
     law = _LOG_CACHE.get(key)
     if law is None:
-        if _logdomain_seconds(sigma, int(M)) > _LOGDOMAIN_BUDGET_S:
+        limit = _LOGDOMAIN_BUDGET_S if budget is None else min(budget, 4.0 * _LOGDOMAIN_BUDGET_S)
+        if _logdomain_seconds(sigma, int(M)) > limit:
             return None
         if len(_LOG_CACHE) > 8:
             _LOG_CACHE.clear()
@@ -423,7 +433,8 @@ class RandomAllocationPLD:
         if self.epochs == 1:
             self._law = _law_best(self.sigma, self.rounds)
         else:
-            self._law = (_untilted_ok(self.sigma, self.rounds, 1e-13) or _log_law(self.sigma, self.rounds)
+            self._law = (_untilted_ok(self.sigma, self.rounds, 1e-13)
+                         or _log_law(self.sigma, self.rounds, _LOGDOMAIN_BUDGET_COMPOSE_S)
                          or _law(self.sigma, self.rounds))
         _require_converged(self._law)
         self._lattice: dict[float, Any] = {}
@@ -684,8 +695,9 @@ class RandomAllocationPLD:
 
             lo, hi = _invert(fn, d)
             # the GDP guess can be far off (small sigma): refine the lattice from the bracket found
-            for _ in range(3):
-                if not (math.isfinite(hi) and hi - lo > self.tolerance * hi and lo > 0):
+            # when it missed the target by more than 2x (each refinement rebuilds the lattice)
+            for _ in range(2):
+                if not (math.isfinite(hi) and hi - lo > 2.0 * self.tolerance * hi and lo > 0):
                     break
                 dl_new = 0.8 * dl * self.tolerance * hi / (hi - lo)
                 if dl_new < 1e-6 or self.lattice_spacing > dl:  # spacing floor / memory cap reached
