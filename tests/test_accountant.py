@@ -125,3 +125,18 @@ def test_exact_gdp_mu_is_certified_between_grid_points():
     g = ndtr(ndtri_complement(a) - mu)  # G_mu(a) = Phi(Phi^{-1}(1 - a) - mu)
     assert np.all(g <= f + err)
     assert RandomAllocationAccountant(2.0, 1000, 4).gdp_mu() == pytest.approx(2 * mu, rel=1e-14, abs=0)
+
+
+def test_max_lattice_coarsens_but_stays_certified():
+    from dpbounds.accountant import RandomAllocationPLD
+
+    fine = RandomAllocationPLD(1.0, 100, 10)
+    lo, hi = fine.epsilon(1e-5)
+    small = RandomAllocationPLD(1.0, 100, 10, max_lattice=2 ** 12)
+    lo_s, hi_s = small.epsilon(1e-5)
+    assert small.lattice_spacing > fine.lattice_spacing > 0
+    assert lo_s <= hi and lo <= hi_s          # both certified: they must overlap
+    assert hi_s - lo_s > hi - lo              # ... and the capped one is wider
+    assert isinstance(lo_s, float) and isinstance(hi_s, float)
+    with pytest.raises(ValueError, match="max_lattice"):
+        RandomAllocationPLD(1.0, 100, 10, max_lattice=10)

@@ -798,11 +798,16 @@ def _invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float
 
     ga, gb = g(a), g(b)
     side = 0
+    root = math.nan
     for _ in range(60):
         c = (a * gb - b * ga) / (gb - ga) if gb != ga else 0.5 * (a + b)
         if not (a < c < b):
             c = 0.5 * (a + b)
         gc = g(c)
+        fc = f(c)
+        if abs(gc) <= 0.05 * (fc[1] - fc[0]) / max(sum(fc) / 2, 1e-300):
+            root = c  # within the delta bracket's own fuzz: the checked steps below finish it
+            break
         if gc > 0:
             a, ga = c, gc
             if side == 1:
@@ -815,9 +820,15 @@ def _invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float
             side = -1
         if b - a <= 1e-13 * b:
             break
-    root = 0.5 * (a + b)
-    # outward, checked steps
-    step = max(1e-12 * root, 1e-15)
+    if not math.isfinite(root):
+        root = 0.5 * (a + b)
+    # outward, checked steps, starting at the eps-width the delta bracket implies at the root
+    fa, fb, fr = f(a), f(b), f(root)
+    slope = abs(sum(fa) - sum(fb)) / (2.0 * (b - a)) if b > a else 0.0
+    step0 = max(1e-12 * root, 1e-15)
+    if slope > 0.0 and math.isfinite(slope):
+        step0 = max(step0, 0.6 * (fr[1] - fr[0]) / slope)
+    step = step0
     e_up = root
     for _ in range(200):
         if f(e_up)[1] <= d:
@@ -829,7 +840,7 @@ def _invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float
             break
     else:
         e_up = math.inf
-    step = max(1e-12 * root, 1e-15)
+    step = step0
     e_lo = root
     for _ in range(200):
         if e_lo <= 0:
@@ -839,7 +850,7 @@ def _invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float
             break
         e_lo = max(e_lo - step, 0.0)
         step *= 2
-    return e_lo, e_up
+    return float(e_lo), float(e_up)
 
 
 # ------------------------------------------------------------------ accountant
