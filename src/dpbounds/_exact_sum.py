@@ -202,7 +202,7 @@ class LognormalSum:
             return float(lower_tail_h0(self.sigma, self.M, [-xx])[0])
 
         if f_lo(self.M) <= tail:
-            lo_mag = _bisect(f_lo, 1e-9 * sd, self.M, tail, log=True, iters=24)
+            lo_mag = _bisect(f_lo, 1e-9 * sd, self.M, tail, log=True, iters=14)
         else:
             lo_mag = self.M
         self.xlo = -lo_mag
@@ -221,7 +221,7 @@ class LognormalSum:
         hi = min(hi, cap)
         if f_hi(hi) <= tail:
             lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
-            hi = _bisect(f_hi, lo_b, hi, tail, iters=16, log=True)
+            hi = _bisect(f_hi, lo_b, hi, tail, iters=8, log=True)  # xhi to 0.6 %: ample
         self.xhi = hi
         self.tail_hi0 = float(upper_tail_h0(self.sigma, self.M, [hi])[0])
         self.tail_hi1 = float(upper_tail_h1(self.sigma, self.M, [hi])[0])
