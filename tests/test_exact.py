@@ -99,14 +99,19 @@ def test_tv_m2_vs_quadrature(sigma):
 def _mc_sum(sigma, M, n, seed):
     rng = np.random.default_rng(seed)
     S = np.zeros(n)
-    for _ in range(M):
-        S += np.exp(rng.standard_normal(n) / sigma - 0.5 / sigma ** 2)
+    z = np.empty(n)
+    for _ in range(M):  # in place: M = 1000 with n = 1e6 draws 1e9 normals
+        rng.standard_normal(n, out=z)
+        z *= 1.0 / sigma
+        z -= 0.5 / sigma ** 2
+        np.exp(z, out=z)
+        S += z
     return S
 
 
-@pytest.mark.parametrize("M,n", [(10, 1_000_000), (100, 200_000), (1000, 40_000)])
+@pytest.mark.parametrize("M,n", [(10, 1_000_000), (100, 1_000_000), (1000, 1_000_000)])
 def test_tv_and_tradeoff_vs_monte_carlo(M, n):
-    # sample sizes shrink with M to keep the suite fast (1e6 only at M = 10); 4.5 SE allowed
+    # 1e6 samples at each M (the issue asks for 1e6 - 1e7; M = 1000 draws 1e9 normals, ~20 s); 4.5 SE allowed
     sigma = 1.0
     S = _mc_sum(sigma, M, n, seed=12345 + M)
     L = S / M
