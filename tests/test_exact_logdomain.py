@@ -251,3 +251,33 @@ def test_property_small_m_curve(sigma, M):
     assert np.all(1 - a - f <= tv + e_tv + err)
     lo0, hi0 = RandomAllocationPLD(sigma, M).delta(0.0)
     assert lo0 - 1e-12 <= tv <= hi0 + 1e-12
+
+
+# ---------------------------------------------------------------- E > 1, small sigma, large M
+def test_composition_large_m_small_sigma_uses_spread_tail():
+    # beyond the log-domain budget the untilted lattice is used; its outside mass is placed along a
+    # certified survival bound instead of +inf (was (0, inf) at sigma = 0.3, M >= 1e6)
+    pld = RandomAllocationPLD(0.4, 1e6, 2)
+    assert not isinstance(pld._law, LogDomainPair)
+    lo, hi = pld.epsilon(1e-5)
+    assert 0 < lo <= hi < math.inf and hi - lo <= 0.01 * hi
+    lo1, hi1 = RandomAllocationPLD(0.4, 1e6, 1).epsilon(1e-5)
+    assert hi >= lo1  # composition never lowers epsilon
+
+
+def test_spread_tail_lattice_overlaps_logdomain_lattice():
+    # two lattices for the same pair: the untilted window + spread tail (forced) and the log-domain law
+    s, M, E = 0.4, 3000, 3
+    p_l = RandomAllocationPLD(s, M, E)
+    assert isinstance(p_l._law, LogDomainPair)
+    p_u = RandomAllocationPLD(s, M, E)
+    p_u._law = A._law(s, float(M))
+    p_u._lattice = {}
+    for eps in (2.0, 5.0, 9.0):
+        lo_l, hi_l = p_l.delta(eps)
+        lo_u, hi_u = p_u.delta(eps)
+        assert lo_l <= hi_u and lo_u <= hi_l
+    lo_l, hi_l = p_l.epsilon(1e-5)
+    lo_u, hi_u = p_u.epsilon(1e-5)
+    assert lo_l <= hi_u and lo_u <= hi_l
+    assert hi_u < math.inf

@@ -59,15 +59,21 @@ def _log1p_minus_x(a: Any) -> FArr:
 
 
 @functools.lru_cache(maxsize=32)
-def _mgf_tables(sigma: float) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
+def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
     """Tables for the tail bounds (depend on sigma only).
 
     Returns lam (L,), lower q(lam) = E[e^{-lam Y} - 1 + lam Y] (L,),
     b (B,), Q_b = P[Y > b] (B,), D2(b, lam) = E[e^{lam min(Y,b)}] - 1 - lam (B, L).
+    ``far=True`` adds truncation levels b up to P[Y > b] ~ 1e-300 and lam down to 30 / b_max, so
+    that the upper tail bound keeps decaying far beyond 1e6 (the default table's floor is
+    n P[Y > 1e6], e.g. 3e-3 at sigma = 0.3, n = 1e6); used for the tails of E > 1 lattices.
     """
     s = 1.0 / sigma
     m = -0.5 * s * s
+    log10_bmax = min((37.0 * s + m) / math.log(10.0), 300.0)
     lam = np.logspace(-12, 3, 91)
+    if far and log10_bmax > 6.5:
+        lam = np.concatenate([np.logspace(-math.ceil(log10_bmax) - 2, -12.5, 2 * int(math.ceil(log10_bmax)) - 20), lam])
     # lower-tail transform, trapezoid on the real line (smooth, double-exponential decay)
     hu = min(0.05, sigma / 10)
     u = np.arange(-12.0, 12.0 + 2 * s, hu)
@@ -83,6 +89,8 @@ def _mgf_tables(sigma: float) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
     qlog = lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1))
     # upper-tail truncated transform: Gauss-Legendre panels on [-12, u_b]
     b = np.unique(np.concatenate([np.logspace(0.2, 6, 17), [1.25, 1.5, 2.0, 3.0]]))
+    if far and log10_bmax > 6.5:
+        b = np.unique(np.concatenate([b, np.logspace(6.5, log10_bmax, int(math.ceil(2 * (log10_bmax - 6.5))) + 1)]))
     ub = (np.log(b) - m) / s
     Qb = _ndtr(-ub)
     Tb = _ndtr(s - ub)  # E[Y 1{Y > b}]
@@ -119,9 +127,9 @@ def lower_tail_h0(sigma: float, n: float, x: Any) -> FArr:
 
 
 @functools.lru_cache(maxsize=64)
-def _upper_exponent(sigma: float, n: float) -> FArr:
+def _upper_exponent(sigma: float, n: float, far: bool = False) -> FArr:
     """n * (log E e^{lam min(Y, b)} - lam) on the (b, lam) table (x-independent part of the bound)."""
-    lam, _, b, Qb, D2, _ = _mgf_tables(sigma)
+    lam, _, b, Qb, D2, _ = _mgf_tables(sigma, far)
     a = lam[None, :] + D2
     af = np.where(np.isfinite(a), a, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -131,11 +139,11 @@ def _upper_exponent(sigma: float, n: float) -> FArr:
     return np.asarray(np.where(np.isfinite(D2), expo, np.inf), dtype=np.float64)
 
 
-def upper_tail_h0(sigma: float, n: float, x: Any) -> FArr:
+def upper_tail_h0(sigma: float, n: float, x: Any, far: bool = False) -> FArr:
     """Upper bound on P0[sum_{j<=n}(Y_j - 1) > x] for x > 0 (truncated Chernoff)."""
-    lam, _, b, Qb, D2, _ = _mgf_tables(sigma)
+    lam, _, b, Qb, D2, _ = _mgf_tables(sigma, far)
     x = np.atleast_1d(np.asarray(x, dtype=float))
-    expo = _upper_exponent(float(sigma), float(n))
+    expo = _upper_exponent(float(sigma), float(n), far)
     e = -lam[None, None, :] * x[:, None, None] + expo[None, :, :]
     emin = np.min(e, axis=2)  # (nx, B)
     with np.errstate(over="ignore"):
@@ -143,7 +151,7 @@ def upper_tail_h0(sigma: float, n: float, x: Any) -> FArr:
     return np.asarray(np.minimum(1.0, np.min(tot, axis=1) * 1.01), dtype=np.float64)
 
 
-def upper_tail_h1(sigma: float, M: float, x: Any) -> FArr:
+def upper_tail_h1(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
     """Upper bound on P1[S - M > x] (signal term split off, rest bounded as under H0)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     out = np.empty(x.size)
@@ -151,7 +159,7 @@ def upper_tail_h1(sigma: float, M: float, x: Any) -> FArr:
     for i, xi in enumerate(x):
         xr = fr * xi
         sig_tail = _ndtr(0.5 / sigma - sigma * np.log1p(xi - xr))  # P[wY - 1 > xi - xr]
-        rest = upper_tail_h0(sigma, M - 1.0, xr) if M > 1 else np.zeros_like(xr)
+        rest = upper_tail_h0(sigma, M - 1.0, xr, far) if M > 1 else np.zeros_like(xr)
         out[i] = min(1.0, float(np.min(sig_tail + rest)))
     return out
 

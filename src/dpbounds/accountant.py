@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 
 from dpbounds import _validation as V
 from dpbounds._exact import gdp_delta as _gdp_delta  # type: ignore[import-not-found, unused-ignore]
-from dpbounds._exact_sum import LognormalSum, TiltedLognormalSum, _cell_masses, upper_tail_h1
+from dpbounds._exact_sum import LognormalSum, TiltedLognormalSum, _cell_masses, upper_tail_h0, upper_tail_h1
 from dpbounds._logdomain_sum import LogDomainPair, estimated_seconds as _logdomain_seconds
 
 __all__ = [
@@ -517,23 +517,60 @@ class RandomAllocationPLD:
             la = np.where(xa > -M, np.log1p(np.maximum(xa, -M) / M), -np.inf)
             lb = np.where(xb > -M, np.log1p(np.maximum(xb, -M) / M), -np.inf)
         out = {}
-        tails_up = {"remove": law.tail_hi1 + law.tail_lo1, "add": law.tail_lo0 + law.tail_hi0}
+        hi0, hi1 = law.tail_hi0, law.tail_hi1
+        if max(hi0, hi1) > 1e-15:  # the far tables tighten the window's upper tail bounds
+            hi0 = min(hi0, float(upper_tail_h0(self.sigma, M, [law.xhi], far=True)[0]))
+            hi1 = min(hi1, float(upper_tail_h1(self.sigma, M, [law.xhi], far=True)[0]))
+        tails_up = {"remove": hi1 + law.tail_lo1, "add": law.tail_lo0 + hi0}
+        # Mass outside the window, upper bound (moving loss mass up only raises delta): at +inf only
+        # where its loss is unbounded.  remove: H1 mass below xlo has loss <= log1p(xlo/M); H1 mass
+        # above xhi follows the certified survival bound (far tables).  add: H0 mass above xhi has
+        # loss <= -log1p(xhi/M); H0 mass below xlo (loss up to +inf) stays at +inf.
+        l_xlo = math.log1p(max(law.xlo, -M) / M) if law.xlo > -M else -math.inf
+        l_xhi = math.log1p(law.xhi / M)
+        spread = self._spread_tail(hi1, l_xhi)
+        extra = {"remove": [(l_xlo, law.tail_lo1)] + spread, "add": [(-l_xhi, hi0)]}
+        inf_tail = {"remove": hi1 - sum(mk for _, mk in spread), "add": law.tail_lo0}
         for direction, p, l_lo, l_hi in (("remove", p1, la, lb), ("add", p0, -lb, -la)):
             fin_hi = np.isfinite(l_hi)
-            inf_up = float(np.sum(p[~fin_hi])) + tails_up[direction] + err
+            inf_up = float(np.sum(p[~fin_hi])) + max(inf_tail[direction], 0.0) + err
+            ex = [(lv, mv) for lv, mv in extra[direction] if mv > 0 and math.isfinite(lv)]
             j_up = np.ceil(l_hi[fin_hi] / delta_l).astype(np.int64)
             j_dn = np.floor(np.where(np.isfinite(l_lo[fin_hi]), l_lo[fin_hi], -1e6) / delta_l).astype(np.int64)
             pf = p[fin_hi]
+            if ex:  # append the placed outside mass to the upper PMF only
+                j_up = np.concatenate([j_up, np.ceil(np.array([lv for lv, _ in ex]) / delta_l).astype(np.int64)])
+                pf_up = np.concatenate([pf, np.array([mv for _, mv in ex])])
+            else:
+                pf_up = pf
             # drop negligible low-loss mass far below (moves it up for the upper bound)
             jmin = int(j_up.min())
             jmax = int(j_up.max())
-            pu = np.bincount(j_up - jmin, weights=pf, minlength=jmax - jmin + 1)
+            pu = np.bincount(j_up - jmin, weights=pf_up, minlength=jmax - jmin + 1)
             jdmin = max(int(j_dn.min()), jmin - 10 ** 7)
             jd = np.maximum(j_dn, jdmin)
             pd = np.bincount(jd - jdmin, weights=pf)
             miss_lo = tails_up[direction] + err + float(np.sum(p[~fin_hi])) * 0.0
             out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
         return out
+
+    def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
+        """H1 mass above the window (at most ``tot``) as (loss, mass) pairs under a certified survival bound.
+
+        B(y) >= P1[x > y] (truncated Chernoff with the far tables) on a geometric grid y_k from
+        xhi, loss step 0.05; the mass B(y_k) - B(y_{k+1}) is placed at the loss of y_{k+1} (its
+        upper end); what remains beyond the last point goes to +inf (the caller).
+        """
+        M = self.rounds
+        if not tot > 1e-300 or tot < 1e-12 * max(self.tolerance, 1e-6):
+            return []  # negligible: keep it at +inf
+        losses = l_xhi + 0.05 * np.arange(1, 801)
+        y = M * np.expm1(losses)
+        B = np.minimum(upper_tail_h1(self.sigma, M, y, far=True), tot)
+        B = np.minimum.accumulate(B)  # S is non-increasing: a bound at y_k also holds beyond
+        masses = -np.diff(np.concatenate([[tot], B]))
+        keep = masses > 0
+        return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
 
     def _lattice_pmfs_logdomain(self, delta_l: float) -> dict[str, Any]:
         """Lattice PMFs from the log-domain law: loss cells are cells of U = log S (exact edges).
