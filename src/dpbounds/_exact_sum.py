@@ -116,7 +116,7 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
 
 def lower_tail_h0(sigma: float, n: float, x: Any) -> FArr:
     """Upper bound on P0[sum_{j<=n}(Y_j - 1) <= x] for x < 0 (Chernoff), vectorised over x."""
-    lam, q, _, _, _, qlog = _mgf_tables(sigma)
+    lam, q, _, _, _, qlog = _mgf_tables(sigma, False)  # positional, as below: one cache entry
     x = np.atleast_1d(np.asarray(x, dtype=float))
     a = q - lam
     expo_n = n * np.where(np.abs(a) < 0.05, _log1p_minus_x(a) + q, qlog + lam)  # n*(log E e^{-lam Y} + lam)

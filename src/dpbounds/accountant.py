@@ -518,7 +518,7 @@ class RandomAllocationPLD:
             lb = np.where(xb > -M, np.log1p(np.maximum(xb, -M) / M), -np.inf)
         out = {}
         hi0, hi1 = law.tail_hi0, law.tail_hi1
-        if max(hi0, hi1) > 1e-15:  # the far tables tighten the window's upper tail bounds
+        if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
             hi0 = min(hi0, float(upper_tail_h0(self.sigma, M, [law.xhi], far=True)[0]))
             hi1 = min(hi1, float(upper_tail_h1(self.sigma, M, [law.xhi], far=True)[0]))
         tails_up = {"remove": hi1 + law.tail_lo1, "add": law.tail_lo0 + hi0}
@@ -562,12 +562,17 @@ class RandomAllocationPLD:
         upper end); what remains beyond the last point goes to +inf (the caller).
         """
         M = self.rounds
-        if not tot > 1e-300 or tot < 1e-12 * max(self.tolerance, 1e-6):
-            return []  # negligible: keep it at +inf
-        losses = l_xhi + 0.05 * np.arange(1, 801)
-        y = M * np.expm1(losses)
-        B = np.minimum(upper_tail_h1(self.sigma, M, y, far=True), tot)
-        B = np.minimum.accumulate(B)  # S is non-increasing: a bound at y_k also holds beyond
+        if not tot > 1e-10:
+            return []  # negligible next to any delta asked for (E * tot at +inf): keep it there
+        losses = np.empty(0)
+        B = np.empty(0)
+        for k in range(16):  # chunks of 50 points (loss step 0.05) until the bound is negligible
+            lk = l_xhi + 0.05 * np.arange(50 * k + 1, 50 * k + 51)
+            losses = np.concatenate([losses, lk])
+            B = np.concatenate([B, upper_tail_h1(self.sigma, M, M * np.expm1(lk), far=True)])
+            if B[-1] < 1e-25 * tot:
+                break
+        B = np.minimum.accumulate(np.minimum(B, tot))  # S is non-increasing: a bound at y_k holds beyond
         masses = -np.diff(np.concatenate([[tot], B]))
         keep = masses > 0
         return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
