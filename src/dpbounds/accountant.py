@@ -28,8 +28,8 @@ Three representations of the single-epoch law, chosen per (sigma, M) by ``_law_b
 3. otherwise (small sigma with M beyond that) the exponentially tilted series psi(t + i lam)
    (:class:`dpbounds._exact_sum.TiltedLognormalSum`): right-hand aliasing damped by e^{-lam P},
    CDF values served up to ``xhi`` (round-off amplified by at most e^{12}); E = 1 only -- E > 1
-   uses the log-domain law up to a 20 s build, beyond that the untilted series with its wide,
-   honest brackets (e.g. (0, inf) at sigma = 0.3, M >= 1e6).
+   uses the log-domain law up to a 20 s build, beyond that the untilted series, whose outside
+   mass is placed along certified tail bounds (``_spread_tail``) instead of at +inf.
 
 What is certified.  The loss discretisation (rounding up / down), the window tails (rigorous
 Chernoff / truncated-MGF bounds), aliasing and the trimmed composition tails are accounted
