@@ -19,7 +19,7 @@ Three representations of the single-epoch law, chosen per (sigma, M) by ``_law_b
    (:class:`dpbounds._exact_sum.LognormalSum`), wherever its window error is <= 1e-11 (sigma
    around 0.8 and up, or large M) -- the fast path (milliseconds);
 2. small sigma with small or moderate M (sigma = 0.3 up to M ~ 1e5, 0.4 up to ~2e3, 0.5 up to
-   ~500; estimated build time <= 4 s): the law of log S on a uniform grid, built from the exact
+   ~500; estimated build time <= 5 s): the law of log S on a uniform grid, built from the exact
    Gaussian density of log Y by log-domain convolutions in C (:mod:`dpbounds._logdomain_sum`).
    It covers what no Fourier budget can (M = 2 at sigma = 0.3, whose summands span tens of
    decades) and the far tails (delta ~ 1e-10 at eps ~ 15), serves E > 1 too (its cells are
@@ -92,7 +92,8 @@ _TILT_CACHE: dict[tuple[float, float], TiltedLognormalSum] = {}
 
 _LOG_CACHE: dict[tuple[float, float], LogDomainPair] = {}
 _LOGDOMAIN_BUDGET_S = 5.0  # largest estimated build time for which the log-domain law is used
-# E > 1 has no tilted alternative (the untilted lattice gives (0, inf) at small sigma, large M)
+# E > 1 has no tilted lattice: the log-domain law is worth a longer build there (the untilted
+# lattice with its spread tail is the fallback, much wider at small sigma)
 _LOGDOMAIN_BUDGET_COMPOSE_S = 20.0
 
 
@@ -114,7 +115,7 @@ def _log_law(sigma: float, M: float, budget: float | None = None) -> LogDomainPa
     key = (sigma, M)
     law = _LOG_CACHE.get(key)
     if law is None:
-        limit = _LOGDOMAIN_BUDGET_S if budget is None else min(budget, 4.0 * _LOGDOMAIN_BUDGET_S)
+        limit = _LOGDOMAIN_BUDGET_S if budget is None else budget
         if _logdomain_seconds(sigma, int(M)) > limit:
             return None
         if len(_LOG_CACHE) > 8:
