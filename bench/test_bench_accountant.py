@@ -23,12 +23,17 @@ def test_ours_m100_e1(benchmark):
     assert 0.6085 <= hi and lo <= 0.6357 and hi - lo <= 0.005 * hi
 
 
+def _peer_eps(benchmark, epochs):
+    """PLD_accounting's (upper, lower) bracket at sigma = 1, M = 100, delta = 1e-5, timed once."""
+    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
+    return benchmark.pedantic(pa.gaussian_allocation_epsilon_range,
+                              kwargs=dict(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=epochs),
+                              rounds=1, iterations=1)
+
+
 @pytest.mark.benchmark(group="eps-M100-E1")
 def test_peer_m100_e1(benchmark):
-    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
-    up, lo = benchmark.pedantic(pa.gaussian_allocation_epsilon_range,
-                                kwargs=dict(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=1),
-                                rounds=1, iterations=1)
+    up, lo = _peer_eps(benchmark, 1)
     assert lo <= up
 
 
@@ -42,10 +47,7 @@ def test_ours_m100_e10(benchmark):
 @pytest.mark.skipif(not os.environ.get("DPBOUNDS_SLOW_PEERS"),
                     reason="PLD_accounting needs minutes at E = 10; set DPBOUNDS_SLOW_PEERS=1 to run it")
 def test_peer_m100_e10(benchmark):
-    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
-    up, lo = benchmark.pedantic(pa.gaussian_allocation_epsilon_range,
-                                kwargs=dict(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=10),
-                                rounds=1, iterations=1)
+    up, lo = _peer_eps(benchmark, 10)
     ours = _cold_eps(100, 10)
     print(f"\nPLD_accounting E=10: [{lo:.6g}, {up:.6g}] (width {(up - lo) / up:.2%}); "
           f"dpbounds: [{ours[0]:.6g}, {ours[1]:.6g}] (width {(ours[1] - ours[0]) / ours[1]:.2%})")
@@ -75,10 +77,7 @@ def test_ours_m100_e2(benchmark):
 
 @pytest.mark.benchmark(group="eps-M100-E2")
 def test_peer_m100_e2(benchmark):
-    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
-    up, lo = benchmark.pedantic(pa.gaussian_allocation_epsilon_range,
-                                kwargs=dict(delta=1e-5, sigma=1.0, num_steps=100, num_epochs=2),
-                                rounds=1, iterations=1)
+    up, lo = _peer_eps(benchmark, 2)
     ours = _cold_eps(100, 2)
     assert ours[1] >= lo and ours[0] <= up
 

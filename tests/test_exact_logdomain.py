@@ -16,7 +16,7 @@ from dpbounds import accountant as A
 from dpbounds._logdomain_sum import LogDomainPair, LogDomainSum, grid_for
 from dpbounds._exact_sum import TiltedLognormalSum
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
-from test_exact import _mc_sum
+from test_exact import _assert_matches_monte_carlo
 
 
 # ---------------------------------------------------------------- mpmath oracle, M = 2
@@ -107,20 +107,7 @@ def test_m2_epsilon_bracket_contains_truth():
 # ---------------------------------------------------------------- Monte Carlo (seeded)
 @pytest.mark.parametrize("sigma,M,n", [(0.3, 10, 1_000_000), (0.35, 30, 400_000)])
 def test_small_m_vs_monte_carlo(sigma, M, n):
-    S = _mc_sum(sigma, M, n, seed=4242 + M)
-    L = S / M
-    v = np.maximum(1 - L, 0)
-    tv, e_tv = exact_max_gap(sigma, M, return_error=True)
-    assert e_tv <= 1e-9
-    assert abs(tv - v.mean()) <= 4.5 * v.std() / math.sqrt(n)
-    for a in (0.02, 0.3, 0.7):
-        h = np.quantile(L, 1 - a)
-        a_emp = float(np.mean(L > h))
-        f_emp = L * (L <= h)
-        f, err = tradeoff_exact(a_emp, sigma, M)
-        assert err <= 1e-9
-        se_f = f_emp.std() / math.sqrt(n) + h * math.sqrt(a * (1 - a) / n)
-        assert abs(f - f_emp.mean()) <= 4.5 * se_f + err
+    _assert_matches_monte_carlo(sigma, M, n, 4242 + M, (0.02, 0.3, 0.7), err_max=1e-9)
 
 
 # ---------------------------------------------------------------- against the Fourier laws

@@ -25,7 +25,7 @@ from dpbounds.accountant import (
     exact_max_gap,
     tradeoff_exact,
 )
-from test_exact import _m2_tradeoff_quadrature, _mc_sum, _tv_m2_quadrature
+from test_exact import _assert_matches_monte_carlo, _m2_tradeoff_quadrature, _tv_m2_quadrature
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -115,20 +115,7 @@ def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
 @pytest.mark.parametrize("M,n", [(10, 1_000_000), (100, 200_000)])
 def test_small_sigma_vs_monte_carlo(sigma, M, n):
     assert isinstance(_law_best(sigma, float(M)), TiltedLognormalSum)
-    S = _mc_sum(sigma, M, n, seed=777 + M + int(100 * sigma))
-    L = S / M
-    v = np.maximum(1 - L, 0)
-    tv, e_tv = exact_max_gap(sigma, M, return_error=True)
-    assert e_tv <= 1e-9
-    assert abs(tv - v.mean()) <= 4.5 * v.std() / math.sqrt(n)
-    for a in (0.05, 0.3, 0.7):
-        h = np.quantile(L, 1 - a)
-        a_emp = float(np.mean(L > h))
-        f_emp = L * (L <= h)
-        f, err = tradeoff_exact(a_emp, sigma, M)
-        assert err <= 1e-9
-        se_f = f_emp.std() / math.sqrt(n) + h * math.sqrt(a * (1 - a) / n)
-        assert abs(f - f_emp.mean()) <= 4.5 * se_f + err
+    _assert_matches_monte_carlo(sigma, M, n, 777 + M + int(100 * sigma), (0.05, 0.3, 0.7), err_max=1e-9)
 
 
 # ---------------------------------------------------------------- error bars and their honesty
