@@ -42,6 +42,7 @@ _TAPS = 8           # Lagrange nodes of the near-part interpolation and of the c
 _GREGORY = 8        # order of the end correction at d = ln 2
 _FAR_G = 2e-6       # g(d) below which the second-order expansion is used (error ~ g^3 ~ 1e-17)
 _TAIL_SD = 11.0     # grid half-width in units of the log-scale (Gaussian tail 2e-28)
+_NODES = np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1)  # stencil offsets -3 .. 4 around a cell's left node
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,7 +88,7 @@ def _near_tables(K: int) -> tuple[FArr, FArr, FArr, float, float]:
     fl = np.floor(pos)
     off = (fl - (_TAPS // 2 - 1)).astype(np.int64)
     frac = pos - fl
-    nodes = np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1, dtype=float)
+    nodes = _NODES.astype(float)
     w = np.empty((J1, _TAPS))
     for j in range(J1):
         w[j] = _lagrange_weights(np.array([frac[j]]), nodes)[0]
@@ -96,10 +97,10 @@ def _near_tables(K: int) -> tuple[FArr, FArr, FArr, float, float]:
     return off, w, coef, tail_scale, h
 
 
-@functools.lru_cache(maxsize=4)
-def _cell_rules(n_frac: int = 0) -> tuple[FArr, FArr]:
+@functools.lru_cache(maxsize=1)
+def _cell_rules() -> tuple[FArr, FArr]:
     """8-point rules: integral over [0, 1] (cell) of the interpolant through nodes -3..4 (in units h)."""
-    nodes = np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1, dtype=float)
+    nodes = _NODES.astype(float)
     gx, gw = np.polynomial.legendre.leggauss(_TAPS)
     x = 0.5 * (gx + 1.0)
     full = (0.5 * gw) @ _lagrange_weights(x, nodes)
@@ -140,7 +141,7 @@ class LogDomainSum:
         assert acc is not None
         self.q = np.asarray(acc, dtype=np.float64)
         # cell integrals of q and of e^{u - log M} q (H1): sliding 8-point rule
-        nodes, full = _cell_rules()
+        full = _cell_rules()[1]
         self._lw = np.exp(self.u - math.log(self.M))
         self.c0 = self._cells(self.q, full)
         self.c1 = self._cells(self.q * self._lw, full)
@@ -166,7 +167,7 @@ class LogDomainSum:
 
     def _stencil(self, f: FArr, i: NDArray[np.intp]) -> FArr:
         """f at nodes i-3 .. i+4 (zero off the grid), shape (len(i), taps)."""
-        idx = i[:, None] + np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1)[None, :]
+        idx = i[:, None] + _NODES[None, :]
         ok = (idx >= 0) & (idx < self.n)
         return np.where(ok, f[np.clip(idx, 0, self.n - 1)], 0.0)
 

@@ -299,15 +299,16 @@ def _tradeoff_logdomain(law: LogDomainPair, flat: NDArray[np.float64]) -> tuple[
     if idx.size:
         f[idx], err[idx] = law.tradeoff(flat[idx])
     # f is non-increasing with f(a) <= 1 - a: bracket the edges by the nearest served value
-    for sel, a_ref, lo_hi in ((interior & (flat <= a_min), a_min, "lo"), (interior & (flat >= a_max), a_max, "hi")):
-        if np.any(sel):
-            f_ref, e_ref = law.tradeoff(np.array([a_ref * (1 + 1e-12) if lo_hi == "lo" else a_ref * (1 - 1e-12)]))
-            if lo_hi == "lo":      # a < a_min: f(a) in [f(a_min) - e, 1 - a]
-                lo_f, hi_f = float(f_ref[0] - e_ref[0]), 1.0 - flat[sel]
-            else:                  # a > a_max: f(a) in [0, min(f(a_max) + e, 1 - a)]
-                lo_f, hi_f = 0.0, np.minimum(float(f_ref[0] + e_ref[0]), 1.0 - flat[sel])
-            f[sel] = 0.5 * (lo_f + hi_f)
-            err[sel] = 0.5 * np.maximum(hi_f - lo_f, 0.0)
+    below = interior & (flat <= a_min)   # f(a) in [f(a_min) - e, 1 - a]
+    if np.any(below):
+        f_ref, e_ref = law.tradeoff(np.array([a_min * (1 + 1e-12)]))
+        lo_f, hi_f = float(f_ref[0] - e_ref[0]), 1.0 - flat[below]
+        f[below], err[below] = 0.5 * (lo_f + hi_f), 0.5 * np.maximum(hi_f - lo_f, 0.0)
+    above = interior & (flat >= a_max)   # f(a) in [0, min(f(a_max) + e, 1 - a)]
+    if np.any(above):
+        f_ref, e_ref = law.tradeoff(np.array([a_max * (1 - 1e-12)]))
+        hi_f = np.minimum(float(f_ref[0] + e_ref[0]), 1.0 - flat[above])
+        f[above], err[above] = 0.5 * hi_f, 0.5 * np.maximum(hi_f, 0.0)
     return f, err
 
 
