@@ -8,6 +8,10 @@ loader that is *not* the scheme (a shuffled fixed-size-batch loader, a fixed-siz
 import doctest
 import itertools
 import math
+import pathlib
+import re
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -379,3 +383,55 @@ def test_docstring_examples():
     for t in tests:
         runner.run(t)
     assert runner.failures == 0 and runner.tries >= 10
+
+
+DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs" / "sampling.md"
+
+
+def _docs_block(marker):
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+    found = [b for b in blocks if marker in b]
+    assert len(found) == 1, marker
+    return found[0]
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="docs/ not next to tests/ (wheel test from test-sources)")
+def test_docs_torch_batch_sampler(monkeypatch):
+    # runs the snippet against a stand-in for torch (torch is not a test dependency): it only
+    # needs a generic Sampler base class
+    class Sampler:
+        def __class_getitem__(cls, item):
+            return cls
+
+    torch = types.ModuleType("torch")
+    torch.utils = types.SimpleNamespace(data=types.SimpleNamespace(Sampler=Sampler))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    ns = {}
+    exec(_docs_block("class RandomAllocationBatchSampler"), ns)
+    sampler = ns["RandomAllocationBatchSampler"](1000, 7, seed=0)
+    assert len(sampler) == 7
+    first, second = list(sampler), list(sampler)
+    for epoch in (first, second):
+        assert len(epoch) == 7 and all(isinstance(b, list) for b in epoch)
+        assert sorted(i for b in epoch for i in b) == list(range(1000))
+    assert first != second  # each pass over the loader is a fresh epoch
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="docs/ not next to tests/ (wheel test from test-sources)")
+def test_docs_numpy_batch_iterators():
+    ns = {}
+    exec(_docs_block("def padded_batches"), ns)
+    n, m, epochs = 500, 9, 3
+    x = np.arange(n) * 10
+    y = -np.arange(n)
+    plain = list(ns["batches"](x, y, m, epochs, seed=5))
+    assert len(plain) == epochs * m
+    for e in range(epochs):
+        assert np.array_equal(np.sort(np.concatenate([xb for xb, _ in plain[e * m:(e + 1) * m]])), x)
+    assert all(np.array_equal(yb, -xb // 10) for xb, yb in plain)
+    padded = list(ns["padded_batches"](x, y, m, epochs, capacity=120, seed=5))
+    for (xb, yb), (xp, yp, mask) in zip(plain, padded, strict=True):
+        assert xp.shape == yp.shape == mask.shape == (120,)
+        assert np.array_equal(xp[mask], xb) and np.array_equal(yp[mask], yb)
+    with pytest.raises(RuntimeError, match="capacity"):
+        list(ns["padded_batches"](x, y, m, epochs, capacity=40, seed=5))
