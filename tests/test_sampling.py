@@ -341,6 +341,15 @@ def test_bad_sample_rate(bad):
         poisson(100, bad)
 
 
+def test_counts_beyond_int64_are_rejected_at_the_call():
+    # numpy cannot draw from them; the error names the parameter instead of surfacing mid-training
+    with pytest.raises(ValueError, match="rounds"):
+        random_allocation(10, 2 ** 63)
+    with pytest.raises(ValueError, match="dataset_size"):
+        poisson(2 ** 63, 0.5)
+    assert next(random_allocation(10, 2 ** 63 - 1, rng=0)).dtype == np.int64
+
+
 @pytest.mark.parametrize("bad", ["seed", 1.5, -1])
 def test_bad_rng(bad):
     with pytest.raises(ValueError, match="rng"):
@@ -365,6 +374,8 @@ def test_check_count_is_exact_for_large_integers():
     assert V.check_count("n", 1e20) == 10 ** 20
     with pytest.raises(ValueError, match="n must be an integer >= 2"):
         V.check_count("n", 1, minimum=2)
+    with pytest.raises(ValueError, match=r"n must be an integer in \[1, 5\]"):
+        V.check_count("n", 6, maximum=5)
     assert V.check_rate("q", 1) == 1.0
 
 

@@ -87,15 +87,15 @@ def check_rounds(name: str, value: Any, minimum: int = 3, integer: bool = True) 
     return arr
 
 
-def check_count(name: str, value: Any, minimum: int = 1) -> int:
-    """One integer >= ``minimum`` (a size, a count), returned as an exact Python ``int``.
+def check_count(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """One integer in [``minimum``, ``maximum``] (a size, a count), as an exact Python ``int``.
 
     Accepts Python and numpy integers, and floats (or 0-d arrays) whose value is an integer
     (``1e4``), since sizes are often written in float notation.  Rejects ``bool``: ``True``
     passed as a size is a bug, not the number 1.  Python and numpy integers are converted
     without a detour through float, so large values stay exact.
     """
-    rule = f"an integer >= {minimum}"
+    rule = f"an integer >= {minimum}" if maximum is None else f"an integer in [{minimum}, {maximum}]"
     v = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
         raise ValueError(f"{name} must be {rule}, got {value!r}")
@@ -106,7 +106,7 @@ def check_count(name: str, value: Any, minimum: int = 1) -> int:
         if not (math.isfinite(f) and f == math.floor(f)):
             raise ValueError(f"{name} must be {rule}, got {value!r}")
         n = int(f)
-    if n < minimum:
+    if n < minimum or (maximum is not None and n > maximum):
         raise ValueError(f"{name} must be {rule}, got {value!r}")
     return n
 

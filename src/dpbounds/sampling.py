@@ -33,6 +33,9 @@ __all__ = ["random_allocation", "poisson"]
 RNGLike = Union[None, int, np.integer[Any], np.random.SeedSequence, np.random.BitGenerator, np.random.Generator]
 _Count = Union[int, np.integer[Any], float, np.floating[Any]]
 
+# numpy draws and indexes with int64: larger sizes or step counts cannot be sampled
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
 # Steps whose batch boundaries are located in one vectorised searchsorted call: bounds the
 # extra memory when rounds is huge (M >> N is legal) while keeping the per-step cost O(1).
 _STEP_BLOCK = 1 << 16
@@ -144,8 +147,8 @@ def random_allocation(
     >>> from dpbounds import RandomAllocationAccountant
     >>> acc = RandomAllocationAccountant(noise_multiplier=1.0, rounds_per_epoch=60_000 // 256, epochs=10)
     """
-    n = V.check_count("dataset_size", dataset_size, minimum=1)
-    m = V.check_count("rounds", rounds, minimum=1)
+    n = V.check_count("dataset_size", dataset_size, minimum=1, maximum=_INT64_MAX)
+    m = V.check_count("rounds", rounds, minimum=1, maximum=_INT64_MAX)
     e = _count_or_none("epochs", epochs)
     gen = _generator(rng)
     # validation above runs at call time; only the drawing is deferred to iteration
@@ -247,7 +250,7 @@ def poisson(
     >>> import dpbounds.rdp as rdp
     >>> acc = rdp.RDPAccountant().compose(rdp.PoissonGaussian(1.0, 256 / 60_000), 2340)
     """
-    n = V.check_count("dataset_size", dataset_size, minimum=1)
+    n = V.check_count("dataset_size", dataset_size, minimum=1, maximum=_INT64_MAX)
     q = V.check_rate("sample_rate", sample_rate)
     t = _count_or_none("steps", steps)
     gen = _generator(rng)
