@@ -25,7 +25,8 @@ _ULP = 2.220446049250313e-16
 _FLOAT_STEP = 64.0 * _ULP
 _TAU = 1e-14  # Chernoff level of the composition windows (each side)
 _TAIL = 1e-28  # mass of each normal left beyond the outermost cells, over all steps
-_MAX_GAP = 1 << 22  # longest run of empty lattice points kept inside a single-step PMF
+_MAX_GAP = 1 << 22
+_MAX_SPACING = 0.5  # coarsest lattice tried when the window does not fit  # longest run of empty lattice points kept inside a single-step PMF
 
 
 # ---------------------------------------------------------------------------------------
@@ -95,8 +96,12 @@ class _Step:
         self.a0, self.bot0, self.top0 = _normal_cells(x / sigma)
         self.a1, self.bot1, self.top1 = _normal_cells((x - 1.0) / sigma)
 
-    def remove(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr]]:
-        """((jmin, connect-the-dots PMF, mass at +inf), (jmin, cell P masses, tilted Q masses))."""
+    def remove(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr, float]]:
+        """((jmin, connect-the-dots PMF, mass at +inf), (jmin, cell P masses, tilted Q masses, c)).
+
+        The tilted Q mass of the cell at lattice index j is ``Q e^{(j + c) h}``, with c chosen so
+        that the tilted masses sum to 1 (c ~ 1/2 on fine lattices).
+        """
         q, h, c = self.q, self.h, self.c
         a0, a1 = self.a0, self.a1
         p = q * a1 if q == 1.0 else (1.0 - q) * a0 + q * a1
@@ -110,10 +115,10 @@ class _Step:
         up[0] += (1.0 - q) * self.bot0 + q * self.bot1
         inf = (1.0 - q) * self.top0 + q * self.top1
         k = np.arange(self.k_lo, self.k_hi, dtype=np.float64)
-        r = a0 * np.exp((k + 0.5) * h)  # Q mass tilted by e^{(k + 1/2) h}
-        return (self.k_lo, up, inf), (self.k_lo, p, r)
+        r, cc = _tilt(a0, k, h)
+        return (self.k_lo, up, inf), (self.k_lo, p, r, cc)
 
-    def add(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr]]:
+    def add(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr, float]]:
         """As :meth:`remove` for the add direction: loss -L(x) under N(0, s^2)."""
         q, h, c = self.q, self.h, self.c
         a0, a1 = self.a0, self.a1
@@ -140,9 +145,17 @@ class _Step:
         up[0] += self.top0  # above x_{k_hi}: loss <= -k_hi h
         if bot > 0.0 and inf == 0.0:
             up[n + extra] += bot
-        j = -(k + 1.0)
-        r = (p * np.exp((j + 0.5) * h))[::-1].copy()
-        return (-self.k_hi, up, inf), (-self.k_hi, a0[::-1].copy(), r)
+        r, cc = _tilt(p[::-1], -(k[::-1] + 1.0), h)
+        return (-self.k_hi, up, inf), (-self.k_hi, a0[::-1].copy(), r, cc)
+
+
+def _tilt(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
+    """Q masses at lattice indices j tilted by e^{(j + c) h}, c such that they sum to 1; (masses, c)."""
+    r = qm * np.exp((j - j[-1]) * h)  # <= qm e^{0}: no overflow
+    tot = float(r.sum())
+    c = -j[-1] - math.log(tot) / h
+    r /= tot
+    return r, c
 
 
 # ---------------------------------------------------------------------------------------
@@ -152,16 +165,17 @@ class _PairTail:
     """eps -> max over a split K of sum_{K' >= K} (P(K') - e^eps Q(K')), the merged pair's delta.
 
     ``P`` and ``R`` are composed lattice PMFs on index K (``P(K) = gp[K - sp]``) with
-    ``Q(K) = e^{-(K + half) h} R(K)``.  Every split K gives a lower bound on
+    ``Q(K) = e^{-(K + offset) h} R(K)``.  Every split K gives a lower bound on
     sum_K (P(K) - e^eps Q(K))^+; the best one is where the merged loss
-    lambda_K = log(P(K) / Q(K)) crosses eps, found from lambda_K itself (it exceeds
-    (K + half) h by the cells' mean offset, which at coarse spacings can be many lattice
-    steps), and the five splits around it are tried.
+    lambda_K = log(P(K) / Q(K)) crosses eps, found from lambda_K itself (it differs from
+    (K + offset) h by the cells' accumulated offsets, which at coarse spacings can be many
+    lattice steps), and the five splits around it are tried.
     """
 
-    def __init__(self, sp: int, gp: FArr, sr: int, gr: FArr, h: float, half: float):
-        self.h, self.half = h, half
-        k0 = math.floor(-half) - 3  # losses >= -3 h: all that eps >= 0 can use
+    def __init__(self, sp: int, gp: FArr, sr: int, gr: FArr, h: float, offset: float):
+        self.h, self.offset = h, offset
+        # losses >= -3 h: all that eps >= 0 can use
+        k0 = max(math.floor(-offset) - 3, min(sp, sr))
         k1 = max(sp + gp.size, sr + gr.size)
         self.k0 = k0
         n = max(k1 - k0, 1)
@@ -169,40 +183,40 @@ class _PairTail:
         _place(a, k0, sp, gp)
         b = np.zeros(n)
         _place(b, k0, sr, gr)
-        b *= np.exp(-(np.arange(k0, k0 + n, dtype=np.float64) + half) * h)
+        b *= np.exp(-(np.arange(k0, k0 + n, dtype=np.float64) + offset) * h)
         self.a, self.b = a, b
         self.A = np.cumsum(a[::-1])[::-1]
         self.B = np.cumsum(b[::-1])[::-1]
 
     def _offset(self, i: int) -> float | None:
-        """lambda_K - (K + half) h at array index i, or None where the masses are not usable."""
+        """lambda_K - (K + offset) h at array index i, or None where the masses are not usable."""
         if not 0 <= i < self.a.size:
             return None
         pa, qb = float(self.a[i]), float(self.b[i])
         if not (pa > 1e-280 and qb > 1e-280):
             return None
-        return math.log(pa / qb) - (i + self.k0 + self.half) * self.h
+        return math.log(pa / qb) - (i + self.k0 + self.offset) * self.h
 
     def __call__(self, eps: float) -> tuple[float, float]:
-        """(value, factor): the lower value and the largest e^{eps - (K + half) h} over the splits tried."""
-        h, half, k0 = self.h, self.half, self.k0
-        k = math.floor(eps / h - half) + 1  # first K with (K + half) h > eps
-        # follow lambda_K: K = first index with (K + half) h + offset_K > eps (a few fixed-point steps)
+        """(value, factor): the lower value and the largest e^{eps - (K + offset) h} over the splits tried."""
+        h, offset, k0 = self.h, self.offset, self.k0
+        k = math.floor(eps / h - offset) + 1  # first K with (K + offset) h > eps
+        # follow lambda_K: K = first index with (K + offset) h + offset_K > eps (a few fixed-point steps)
         for _ in range(6):
             off = self._offset(k - k0)
             if off is None:
                 break
-            k_new = math.floor((eps - off) / h - half) + 1
+            k_new = math.floor((eps - off) / h - offset) + 1
             if k_new == k:
                 break
             k = k_new
         for _ in range(64):  # local walk to the sign change of P(K) - e^eps Q(K)
             lm = self._offset(k - 1 - k0)
-            if lm is not None and (k - 1 + half) * h + lm > eps:
+            if lm is not None and (k - 1 + offset) * h + lm > eps:
                 k -= 1
                 continue
             lk = self._offset(k - k0)
-            if lk is not None and (k + half) * h + lk <= eps:
+            if lk is not None and (k + offset) * h + lk <= eps:
                 k += 1
                 continue
             break
@@ -212,7 +226,7 @@ class _PairTail:
             i = kk - k0
             if 0 <= i < self.A.size:
                 best = max(best, float(self.A[i] - ee * self.B[i]))
-        return best, math.exp(max(eps - (k - 2 + half) * h, 0.0))
+        return best, math.exp(max(eps - (k - 2 + offset) * h, 0.0))
 
 
 def _place(dst: FArr, k0: int, s: int, g: FArr) -> None:
@@ -276,8 +290,8 @@ class PoissonPLD:
     * Lower bound: the pair of cell masses (P(cell), Q(cell)) is a post-processing of the
       step's pair, and so is the composed pair merged by the sum of the cells' lattice
       indices; its hockey-stick divergence, sum_K (P(K) - e^eps Q(K))^+, is at least any
-      partial sum over K >= K*.  Q is composed tilted by e^{(k + 1/2) h}, so the FFT
-      round-off is not magnified by e^eps.  Mass beyond the outermost cells is dropped.
+      partial sum over K >= K*.  Q is composed tilted by e^{(k + c) h} (c normalising the
+      tilted masses), so the FFT round-off is not magnified by e^eps.  Mass beyond the outermost cells is dropped.
     * Composition: one FFT power per PMF on a window holding all but 1e-14 of the mass on
       each side (Chernoff bounds of the lattice law; Koskela, Jälkö, Honkela: "Computing
       tight differential privacy guarantees using FFT"), heterogeneous segments by
@@ -297,7 +311,7 @@ class PoissonPLD:
     >>> from dpbounds.accountant import PoissonPLD  # doctest: +SKIP
     >>> acc = PoissonPLD(1.0, 0.01, 1000)
     >>> lo, hi = acc.epsilon(1e-5)
-    >>> 0.9 < lo <= hi < 1.1 and hi - lo <= 2e-3 * hi
+    >>> 1.8 < lo <= hi < 1.85 and hi - lo <= 2e-3 * hi
     True
     >>> d_lo, d_hi = acc.delta(1.0)
     >>> d_lo <= d_hi
@@ -369,8 +383,10 @@ class PoissonPLD:
             r_acc: tuple[int, FArr] | None = None
             err_up = err_p = err_r = 0.0
             log_fin = 0.0  # log P[no step at +inf]
+            offset = 0.0  # composed Q(K) = e^{-(K + offset) h} R(K)
             for st, t in steps_obj:
-                (ju, pu, inf), (jl, pp, rr) = st.remove() if direction == "remove" else st.add()
+                (ju, pu, inf), (jl, pp, rr, cc) = st.remove() if direction == "remove" else st.add()
+                offset += t * cc
                 log_fin += t * math.log1p(-min(inf, 1.0)) if inf < 1.0 else -math.inf
                 su, gu, eu = compose(ju, pu, t, _TAU, self.max_lattice)
                 sp, gp, ep = compose(jl, pp, t, _TAU, self.max_lattice)
@@ -380,7 +396,7 @@ class PoissonPLD:
                 r_acc, err_r = _conv(r_acc, (sr, gr), err_r, er, self.max_lattice)
             assert up_acc is not None and p_acc is not None and r_acc is not None
             hs = HockeyStick(up_acc[0], up_acc[1], h)
-            pt = _PairTail(p_acc[0], p_acc[1], r_acc[0], r_acc[1], h, 0.5 * T)
+            pt = _PairTail(p_acc[0], p_acc[1], r_acc[0], r_acc[1], h, offset)
             inf_tot = -math.expm1(log_fin)
             out.append((hs, err_up + inf_tot + T * _FLOAT_STEP, pt, err_p + T * _FLOAT_STEP,
                         err_r + T * _FLOAT_STEP))
@@ -413,29 +429,36 @@ class PoissonPLD:
     def _spacing_for(self, eps_guess: float) -> float:
         # second-order discretisation: the relative eps width behaves like T h^2 / eps
         h = 0.5 * math.sqrt(self.tolerance * max(eps_guess, 1e-2) / self.steps)
-        return min(max(h, 1e-8), 0.05)
+        return min(max(h, 1e-8), 0.1 * _MAX_SPACING)
 
     def _refine(self, query: Callable[[float], tuple[float, float]], at: Callable[[tuple[float, float]], float],
-                h: float) -> tuple[float, float]:
+                h: float, trivial: tuple[float, float]) -> tuple[float, float]:
         """Run ``query`` at spacing h, then at finer spacings while the bracket is wider than the tolerance.
 
         ``at(bracket)`` is the eps where the bracket's delta gap is examined.  Every bracket
-        found is certified, so the intersection of all of them is returned.
+        found is certified, so the intersection of all of them is returned; ``trivial`` (the
+        whole range) if no window fits in ``max_lattice`` at all.
         """
         best: tuple[float, float] | None = None
         self.tolerance_met = False
         self.lattice_needed = 0
         self.limit = ""
-        for _ in range(6):
+        refinements = coarsenings = 0
+        while refinements < 6 and coarsenings < 30:
             try:
                 res = query(h)
             except WindowTooLarge as exc:
                 self.lattice_needed = max(self.lattice_needed, exc.needed)
                 self.limit = "max_lattice"
-                if best is None:  # coarsen until the window fits: certified, only wider
-                    h *= 1.1 * exc.needed / self.max_lattice
-                    continue
-                break
+                if best is not None:
+                    break
+                # coarsen until the window fits: certified, only wider
+                coarsenings += 1
+                h *= max(1.1 * exc.needed / self.max_lattice, 1.5)
+                if h > _MAX_SPACING:
+                    break
+                continue
+            refinements += 1
             self.lattice_spacing = h
             best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
             w = (best[1] - best[0]) / best[1] if best[1] > 0 else 0.0
@@ -470,8 +493,7 @@ class PoissonPLD:
                 self.limit = "round-off"
                 break
             h *= min(max(r, 0.1), 0.9)
-        assert best is not None
-        return best
+        return trivial if best is None else best
 
     # ---- public ---------------------------------------------------------------------
     def delta(self, epsilon: float) -> tuple[float, float]:
@@ -496,7 +518,7 @@ class PoissonPLD:
         """
         eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
         return self._refine(lambda h: self._delta_at(eps, h), lambda b: eps,
-                            self._spacing_for(max(eps, self._mu)))
+                            self._spacing_for(max(eps, self._mu)), (0.0, 1.0))
 
     def epsilon(self, delta: float) -> tuple[float, float]:
         """Certified bracket ``[lower, upper]`` of epsilon(delta) (upper may be inf).
@@ -526,7 +548,7 @@ class PoissonPLD:
         def query(h: float) -> tuple[float, float]:
             return invert(lambda e: self._delta_at(e, h), d)
 
-        return self._refine(query, lambda b: b[1], self._spacing_for(guess))
+        return self._refine(query, lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
 
 
 def _expm1_inv_s2(s: float) -> float:
