@@ -7,13 +7,11 @@ import os
 
 import pytest
 
-from dpbounds import _exact_sum
 from dpbounds import accountant as A
 
 
 def _cold_eps(M, E, tol=2e-3):
-    A._clear_caches()
-    _exact_sum._mgf_tables.cache_clear()
+    A.clear_cache()
     return A.RandomAllocationPLD(1.0, M, E, tolerance=tol).epsilon(1e-5)
 
 

@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 
+from dpbounds import PrecisionWarning
+
 from dpbounds import _ufuncs as U
 from dpbounds.accountant import RandomAllocationAccountant, tradeoff_exact
 
@@ -133,7 +135,10 @@ def test_max_lattice_coarsens_but_stays_certified():
     fine = RandomAllocationPLD(1.0, 100, 10)
     lo, hi = fine.epsilon(1e-5)
     small = RandomAllocationPLD(1.0, 100, 10, max_lattice=2 ** 12)
-    lo_s, hi_s = small.epsilon(1e-5)
+    with pytest.warns(PrecisionWarning, match="max_lattice=4,096"):  # the cap is named, with the memory needed
+        res = small.epsilon(1e-5)
+    lo_s, hi_s = res
+    assert not res.tolerance_met and "points" in res.note
     assert small.lattice_spacing > fine.lattice_spacing > 0
     assert lo_s <= hi and lo <= hi_s          # both certified: they must overlap
     assert hi_s - lo_s > hi - lo              # ... and the capped one is wider

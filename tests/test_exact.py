@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpbounds import _ufuncs as U
-from dpbounds._exact import gdp_delta, lognormal_cf_m1
+from dpbounds._exact import lognormal_cf_m1
+from dpbounds._tradeoff import gdp_delta as _gdp_delta_public, gdp_epsilon as _gdp_epsilon_public
 from dpbounds.accountant import (
     RandomAllocationPLD,
-    _gdp_eps,
     exact_max_gap,
     gap_ratio,
     tradeoff_exact,
@@ -204,18 +204,23 @@ def test_large_m_bracket():
     assert hi - lo <= 0.01 * hi
     # GDP asymptotics is close for large M (approximation; 10% here)
     mu = math.sqrt(math.expm1(1.0) / 1e6)
-    assert abs(_gdp_eps(mu, 1e-5) / hi - 1) < 0.1
+    assert abs(float(_gdp_epsilon_public(1e-5, mu)) / hi - 1) < 0.1
 
 
 # ---------------------------------------------------------------- GDP helper
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.05, 5.0), st.floats(0.0, 10.0))
 def test_gdp_delta_vs_mpmath(mu, eps):
+    # the accountant's mu-GDP delta is the public C kernel (one home per formula)
     mp.mp.dps = 40
     ref = float(mp.ncdf(-eps / mu + mu / 2) - mp.e ** eps * mp.ncdf(-eps / mu - mu / 2))
     got = float(gdp_delta(mu, eps))
     # log-space evaluation: relative error ~1e-16 * |log Phi| / |1 - e^r|, <= 1e-10 on this box
     assert abs(got - ref) <= 1e-10 * ref + 1e-300
+
+
+def gdp_delta(mu, eps):
+    return _gdp_delta_public(eps, mu)
 
 
 def test_gdp_delta_nan_sweep():
@@ -308,10 +313,11 @@ def test_two_epoch_composition_vs_direct_integral():
     # with delta_1(e') = P1[x > M(e^e' - 1)] - e^e' P0[x > M(e^e' - 1)] from the Fourier series at each point
     # and x1 integrated over cells (loss at the cell's ends brackets the cell: delta_1 is monotone).
     from dpbounds import accountant as A
-    from dpbounds._exact_sum import _cell_masses
+    from dpbounds.accountant._law_fourier import _cell_masses
+    from dpbounds.accountant._select import fourier_law
 
     M = 100.0
-    law = A._law(1.0, M)
+    law = fourier_law(1.0, M)
     edges, h, _, p1, _ = _cell_masses(law, 0.5)
     keep = p1 > 1e-15
     xa, xb, w = edges[keep], edges[keep] + h, p1[keep]
@@ -324,7 +330,7 @@ def test_two_epoch_composition_vs_direct_integral():
 
     pld = A.RandomAllocationPLD(1.0, 100, 2)
     dl = 2e-4
-    hs_up, add_up, hs_dn, sub_dn = pld._lattice_delta_fn(dl)["remove"]
+    hs_up, add_up, hs_dn, sub_dn = pld._composed(dl)[0]["remove"]
     for eps in (0.3, 0.8):
         d_hi = float(np.sum(w * delta1(eps - lb)))  # smallest argument -> largest delta_1
         d_lo = float(np.sum(w * delta1(eps - la)))

@@ -17,26 +17,26 @@ from hypothesis import given, settings, strategies as st
 
 from dpbounds import accountant as A
 from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted
-from dpbounds._exact_sum import TiltedLognormalSum
-from dpbounds.accountant import (
-    RandomAllocationPLD,
-    _law,
-    _law_best,
-    exact_max_gap,
-    tradeoff_exact,
-)
+from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
+from dpbounds.accountant import _select as S
+from dpbounds.accountant._law_tilted import TiltedLognormalSum
+from dpbounds.accountant._select import fourier_law as _law
+
+
+def _law_best(sigma, M):
+    return S.law_for(sigma, M, "curve")
 from test_exact import _assert_matches_monte_carlo, _m2_tradeoff_quadrature, _tv_m2_quadrature
 
 
 @pytest.fixture(autouse=True, scope="module")
 def tilted_route():
     """Route small sigma to the tilted series (as for M too large for the log-domain law)."""
-    A._clear_caches()
+    A.clear_cache()
     with pytest.MonkeyPatch.context() as mp_:
-        mp_.setattr(A, "_LOGDOMAIN_BUDGET_S", -1.0)
-        mp_.setattr(A, "_LOGDOMAIN_BUDGET_COMPOSE_S", -1.0)
+        mp_.setattr(S, "LOGDOMAIN_BUDGET_S", -1.0)
+        mp_.setattr(S, "LOGDOMAIN_BUDGET_COMPOSE_S", -1.0)
         yield
-    A._clear_caches()
+    A.clear_cache()
 
 
 # ---------------------------------------------------------------- kernel at t + i lam

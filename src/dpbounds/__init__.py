@@ -34,6 +34,8 @@ from dpbounds.tradeoff import (
     tradeoff_lower_bound,
 )
 from dpbounds.curve import TradeoffCurve
+from dpbounds._errors import PrecisionWarning
+from dpbounds._result import PrivacyBracket
 from dpbounds.accountant import (
     RandomAllocationAccountant,
     RandomAllocationPLD,
@@ -58,6 +60,8 @@ from dpbounds.theorem31 import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "PrecisionWarning",
+    "PrivacyBracket",
     "BERRY_ESSEEN_CONSTANT",
     "RandomAllocationAccountant",
     "RandomAllocationPLD",

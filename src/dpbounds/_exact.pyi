@@ -11,4 +11,3 @@ def logsum_convolve(qx: NDArray[np.float64], qz: NDArray[np.float64], h: float, 
                     off: ArrayLike, w: ArrayLike, coef: ArrayLike,
                     tail_scale: float) -> NDArray[np.float64]: ...
 
-gdp_delta: np.ufunc

@@ -4,13 +4,10 @@
 * :func:`lognormal_cf_m1` -- chi(t) - 1 for the per-round likelihood ratio (C, dpb_exact_cf.h).
 * :func:`lognormal_cf_m1_tilted` -- the same at t + i lam (exponential tilting, lam >= 0).
 * :func:`logsum_convolve` -- density of log(X + Z) from those of log X, log Z (C, dpb_logsum.h).
-* :func:`gdp_delta` -- the mu-GDP -> (eps, delta) curve (a private copy, SPEC A.11).
 """
 cimport cython
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, expm1, NAN, isnan, INFINITY
-from dpbounds._csrc cimport dpb_ndtr, dpb_log_ndtr
 from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted, dpb_logsum_convolve
 
 cnp.import_array()
@@ -79,29 +76,3 @@ def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
     if rc != 0:
         raise MemoryError("dpb_logsum_convolve: out of memory")
     return out_arr
-
-
-cdef double _gdp_delta(double mu, double eps) noexcept nogil:
-    # delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), computed as
-    # Phi(a) (1 - exp(eps + logPhi(b) - logPhi(a))) to avoid overflow of e^eps.
-    cdef double a, b, la, lb, r
-    if isnan(mu) or isnan(eps) or mu < 0.0:
-        return NAN
-    if mu == 0.0:
-        return 0.0
-    if eps == INFINITY:
-        return 0.0
-    a = -eps / mu + mu / 2.0
-    b = -eps / mu - mu / 2.0
-    la = dpb_log_ndtr(a)
-    lb = dpb_log_ndtr(b)
-    r = eps + lb - la
-    if r >= 0.0:
-        return 0.0
-    return dpb_ndtr(a) * (-expm1(r))
-
-
-@cython.ufunc
-cdef double gdp_delta(double mu, double eps) noexcept nogil:
-    """delta(eps) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
-    return _gdp_delta(mu, eps)

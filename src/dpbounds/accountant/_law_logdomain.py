@@ -32,6 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._exact import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
+from dpbounds.accountant._cache import memoize
+from dpbounds.accountant._law import LatticePMFs, SingleEpochLaw
 
 FArr = NDArray[np.float64]
 
@@ -70,7 +72,7 @@ def _lagrange_weights(x: FArr, nodes: FArr) -> FArr:
     return out
 
 
-@functools.lru_cache(maxsize=8)
+@memoize("log-domain near tables")
 def _near_tables(K: int) -> tuple[FArr, FArr, FArr, float, float]:
     """Interpolation offsets/weights and quadrature coefficients for h = ln2 / K."""
     h = _LN2 / K
@@ -251,7 +253,7 @@ def grid_for(sigma: float, M: int, h_max: float) -> tuple[int, float, int]:
     return K, u0, n
 
 
-class LogDomainPair:
+class LogDomainPair(SingleEpochLaw):
     """A fine and a half-resolution :class:`LogDomainSum`, with error estimates.
 
     Error estimate of an answer v: |v_fine - v_coarse| / 16 + d |v| + 1e-16, d the mass defect
@@ -272,12 +274,11 @@ class LogDomainPair:
         self.coarse = LogDomainSum(sigma, M, K // 2, u0, n // 2)
         self.defect = self.fine.mass_defect
         self.floor = 1e-16 + self.defect  # the estimate's size for v ~ 1 (callers' tail slack)
-        self.truncated = False  # same interface as the Fourier laws: always converged
 
     def _est(self, v: Any, d: Any) -> Any:
         return np.abs(d) / 16.0 + self.defect * np.abs(v) + 1e-16
 
-    def tradeoff(self, a: FArr) -> tuple[FArr, FArr]:
+    def tradeoff_value(self, a: FArr) -> tuple[FArr, FArr]:
         """f(a) = P1[U <= x_a] with P0[U > x_a] = a, and the error estimate.
 
         Valid for a strictly inside the grid's tail masses; see :func:`dpbounds.accountant.tradeoff_exact`
@@ -287,7 +288,7 @@ class LogDomainPair:
         fb = self.coarse.cdf1_at(self.coarse.quantile_sf0(a))
         return fa, self._est(fa, fa - fb)
 
-    def delta(self, eps: float) -> tuple[float, float]:
+    def delta_value(self, eps: float) -> tuple[float, float]:
         """max of the two directions' delta(eps), and its error estimate (eps <= 700)."""
         da = max(self.fine.delta_remove(eps), self.fine.delta_add(eps))
         db = max(self.coarse.delta_remove(eps), self.coarse.delta_add(eps))
@@ -314,6 +315,76 @@ class LogDomainPair:
         err = float(max(np.sum(np.abs(p0 - q0)), np.sum(np.abs(p1 - q1)))) / 16.0 + self.defect + 1e-16
         outside = max(abs(1.0 - float(np.sum(p0))), abs(1.0 - float(np.sum(p1))))
         return k0, np.maximum(p0, 0.0), np.maximum(p1, 0.0), outside, err
+    # -------------------------------------------------------------- the law interface
+    method = "log-domain grid"
+    certified = "loss discretisation of the lattice (rounding up and down)"
+    estimated = ("the grid's discretisation error (fine vs half-resolution grid, ~20x the measured "
+                 "error) and its mass defect")
+
+    @property
+    def converged(self) -> bool:
+        return True
+
+    def delta(self, eps: float) -> tuple[float, float]:
+        if eps > 700.0:  # beyond every loss on the grid; only the tail mass off the grid remains
+            return 0.0, self.floor
+        d, e = self.delta_value(eps)
+        return float(max(d - e, 0.0)), float(min(d + e, 1.0))
+
+    def tv(self) -> tuple[float, float]:
+        return self.delta_value(0.0)
+
+    def curve_points(self) -> tuple[FArr, FArr, FArr, FArr]:
+        """(a, f) = (P0[U > u], P1[U <= u]) at the coarse grid's nodes (shared with the fine grid),
+        with the fine-vs-coarse error estimate."""
+        f, c = self.fine, self.coarse
+        n = min(c.n, (f.n + 1) // 2)
+        a_f, a_c = f.sf0[::2][:n], c.sf0[:n]
+        f_f, f_c = f.cdf1[::2][:n], c.cdf1[:n]
+        ea = self._est(a_f, a_f - a_c)
+        ef = self._est(f_f, f_f - f_c)
+        a, fv, ea, ef = a_f[::-1], f_f[::-1], ea[::-1], ef[::-1]
+        return a - ea, a + ea, fv - ef, fv + ef
+
+    def tradeoff(self, flat: FArr) -> tuple[FArr, FArr]:
+        """f_M(a) from the log-domain law; a beyond the grid's tail masses gets an honest interval."""
+        f = np.where(flat <= 0, 1.0, 0.0)
+        err = np.zeros(flat.size)
+        fine = self.fine
+        a_min = float(fine.sf0[-1])   # P0[U > u_top]: thresholds beyond the grid
+        a_max = float(fine.sf0[0])    # P0[U > u_0]
+        interior = (flat > 0) & (flat < 1)
+        inside = interior & (flat > a_min) & (flat < a_max)
+        idx = np.nonzero(inside)[0]
+        if idx.size:
+            f[idx], err[idx] = self.tradeoff_value(flat[idx])
+        # f is non-increasing with f(a) <= 1 - a: bracket the edges by the nearest served value
+        below = interior & (flat <= a_min)   # f(a) in [f(a_min) - e, 1 - a]
+        if np.any(below):
+            f_ref, e_ref = self.tradeoff_value(np.array([a_min * (1 + 1e-12)]))
+            lo_f, hi_f = float(f_ref[0] - e_ref[0]), 1.0 - flat[below]
+            f[below], err[below] = 0.5 * (lo_f + hi_f), 0.5 * np.maximum(hi_f - lo_f, 0.0)
+        above = interior & (flat >= a_max)   # f(a) in [0, min(f(a_max) + e, 1 - a)]
+        if np.any(above):
+            f_ref, e_ref = self.tradeoff_value(np.array([a_max * (1 - 1e-12)]))
+            hi_f = np.minimum(float(f_ref[0] + e_ref[0]), 1.0 - flat[above])
+            f[above], err[above] = 0.5 * hi_f, 0.5 * np.maximum(hi_f, 0.0)
+        return f, err
+
+    def lattice_pmfs(self, delta_l: float) -> LatticePMFs:
+        """Lattice PMFs from the log-domain law: loss cells are cells of U = log S (exact edges).
+
+        Cell k holds U in [log M + k D, log M + (k+1) D).  remove: loss U - log M under H1, in
+        [k D, (k+1) D) -> rounded up to k+1, down to k.  add: loss log M - U under H0, in
+        (-(k+1) D, -k D] -> up to -k, down to -(k+1).  Mass off the grid and the l1 error
+        estimate of the masses go to +inf loss (upper bound) / are subtracted (lower bound).
+        """
+        k0, p0, p1, outside, err = self.lattice_masses(delta_l)
+        n = p0.size
+        return {
+            "remove": (k0 + 1, p1, outside + err, k0, p1, err),
+            "add": (-(k0 + n - 1), p0[::-1].copy(), outside + err, -(k0 + n), p0[::-1].copy(), err),
+        }
 
 
 def default_step(sigma: float, M: int) -> float:

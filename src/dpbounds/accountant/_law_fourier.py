@@ -1,0 +1,429 @@
+"""The Fourier-series law of the lognormal sum (private): the fast path of the exact accountant.
+
+x = S - M is represented by its characteristic function psi0(t) = chi(t)^M (H0) and
+psi1(t) = chi(t)^(M-1) chi_w(t) (H1 = size-biased H0), with chi - 1 from the C kernel
+``dpb_exact_lognormal_cf`` (shifted-contour trapezoid).  A window [xlo, xlo + P) is chosen from
+rigorous tail bounds (:mod:`dpbounds.accountant._tails`); CDFs inside it come from the Fourier
+series of the P-periodic wrapping of the law of x (exact coefficients psi(2 pi n / P)); the
+wrapped CDF differs from the true one by at most the mass outside the window (aliasing), which
+the tail bounds certify.  Serves sigma from about 0.8 up, or large M (wherever the window holds
+the tails to 1e-11).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbounds._exact import lognormal_cf_m1  # type: ignore[import-not-found, unused-ignore]
+from dpbounds.accountant._invert import bisect, invert_cdf
+from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._tails import lower_tail_h0, upper_tail_h0, upper_tail_h1
+
+CArr = NDArray[np.complex128]
+
+__all__ = ["LognormalSum"]
+
+_TWO_PI = 2.0 * math.pi
+
+
+class LognormalSum(SingleEpochLaw):
+    """Law of x = S - M under H0 and H1 through its characteristic function on a window.
+
+    Parameters
+    ----------
+    sigma, M : noise multiplier and rounds per epoch.
+    tail : target mass outside the window (each side, each hypothesis).
+    cut : |psi| below which Fourier coefficients are dropped.
+    max_freq : cap on the number of Fourier coefficients.
+    """
+
+    def __init__(self, sigma: float, M: float, tail: float = 1e-13, cut: float = 1e-20,
+                 max_freq: int = 250_000, xhi_max: float | None = None,
+                 abort_above: float | None = None):
+        self.sigma = float(sigma)
+        self.M = float(M)
+        s2 = 1.0 / (self.sigma * self.sigma)
+        self.w_m1 = math.expm1(s2)
+        sd = math.sqrt(self.M * self.w_m1)
+        self.sd = sd
+        # ---- frequency cut-off first: it fixes the cost per unit window width
+        logcut = math.log(cut)
+        tg = np.logspace(-8, 6, 281) / max(math.sqrt(self.w_m1), 1e-300)
+        with np.errstate(divide="ignore"):
+            lg = self.M * _clog1p(lognormal_cf_m1(self.sigma, tg)).real
+        above = np.nonzero(lg >= logcut)[0]
+        self.t_max = float(tg[min(above[-1] + 1, tg.size - 1)]) if above.size else float(tg[0])
+        p_max = _TWO_PI * 0.6 * max_freq / self.t_max  # leave room: t_max comes from a coarse scan
+        # ---- window from the tail bounds
+        def f_lo(xx: float) -> float:
+            return float(lower_tail_h0(self.sigma, self.M, [-xx])[0])
+
+        if f_lo(self.M) <= tail:
+            lo_mag = bisect(f_lo, 1e-9 * sd, self.M, tail, log=True, iters=14)
+        else:
+            lo_mag = self.M
+        self.xlo = -lo_mag
+        self.tail_lo0 = f_lo(lo_mag) if lo_mag < self.M else 0.0
+
+        def f_hi(xx: float) -> float:
+            return max(float(upper_tail_h0(self.sigma, self.M, [xx])[0]),
+                       float(upper_tail_h1(self.sigma, self.M, [xx])[0]))
+
+        cap = p_max / 1.05 + self.xlo
+        if xhi_max is not None:
+            cap = min(cap, xhi_max)
+        hi = max(10 * sd, 10.0)
+        while f_hi(hi) > tail and hi < cap:
+            hi *= 4.0
+        hi = min(hi, cap)
+        if f_hi(hi) <= tail:
+            lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
+            hi = bisect(f_hi, lo_b, hi, tail, iters=8, log=True)  # xhi to 0.6 %: ample
+        self.xhi = hi
+        self.tail_hi0 = float(upper_tail_h0(self.sigma, self.M, [hi])[0])
+        self.tail_hi1 = float(upper_tail_h1(self.sigma, self.M, [hi])[0])
+        self.tail_lo1 = self.tail_lo0 * max(0.0, 1.0 + self.xlo / self.M)
+        self.P = (self.xhi - self.xlo) * 1.05
+        self.aborted = False
+        if abort_above is not None and max(self.tail_hi0, self.tail_hi1) > abort_above:
+            # the window cannot hold the heavy right tail: skip the (expensive) coefficients;
+            # the caller switches to the tilted representation (TiltedLognormalSum)
+            self.aborted = True
+            self.truncated = True
+            return
+        # ---- Fourier coefficients
+        dt = _TWO_PI / self.P
+        chunks0, chunks1 = [], []
+        n0 = 1
+        block = 256
+        n_eff = 0
+        converged = False
+        while True:
+            n = np.arange(n0, n0 + block, dtype=float)
+            t = n * dt
+            r0 = lognormal_cf_m1(self.sigma, t)
+            r1 = lognormal_cf_m1(self.sigma, t, True) + 1j * t * self.w_m1
+            l0 = _clog1p(r0)
+            fin = np.isfinite(l0.real)
+            l0 = np.where(fin, l0, -800.0)
+            psi0 = np.exp(self.M * l0)
+            psi1 = np.exp((self.M - 1.0) * l0) * (1.0 + r1)
+            chunks0.append(psi0)
+            chunks1.append(psi1)
+            n_eff = n0 + block - 1
+            mx = self.M * np.max(l0.real)
+            if mx < logcut:
+                # look ahead: the modulus must stay below the cut further out
+                tt = t[-1] * np.array([1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64])
+                la = self.M * _clog1p(lognormal_cf_m1(self.sigma, tt)).real
+                if np.all(la < logcut):
+                    converged = True
+                    break
+            if n_eff >= max_freq:
+                break
+            n0 += block
+            block = min(block * 2, 65536)
+        self.n_eff = n_eff
+        self.t = np.arange(1, n_eff + 1, dtype=float) * dt
+        self.psi0 = np.concatenate(chunks0)
+        self.psi1 = np.concatenate(chunks1)
+        last = max(abs(self.psi0[-1]), abs(self.psi1[-1]))
+        self.truncated = not converged
+        # error of the truncated series for one CDF value (estimate: |psi| <= last beyond n_eff,
+        # decaying at least like 1/n): (4/P) sum_{n>n_eff} |psi|/t_n, bounded by 4*last*(log + 1)
+        self.err_trunc = 4.0 * last / (self.P * dt) * (1.0 + math.log(1e3)) if not self.truncated else float("nan")
+        self.c0 = self.psi0 / (1j * self.t)
+        self.c1 = self.psi1 / (1j * self.t)
+        self.err_round = 64 * 2.2e-16 * (1.0 + 2.0 / self.P * float(np.sum(np.abs(self.c0))))
+        ph = self._phase(self.xlo)
+        self.base0 = np.sum(self.c0 * ph).real
+        self.base1 = np.sum(self.c1 * ph).real
+
+    # -------------------------------------------------------------- series evaluation
+    def _phase(self, x: float) -> CArr:
+        # e^{-i t_n x} with the argument reduced modulo 2 pi exactly in units of P
+        frac = np.mod(np.arange(1, self.n_eff + 1, dtype=float) * (x / self.P), 1.0)
+        return np.exp(-1j * _TWO_PI * frac)
+
+    def wrapped_cdf(self, x: Any, which: int = 0) -> FArr:
+        """G(x) = wrapped mass of [xlo, x) (x inside the window), vectorised."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        c = self.c0 if which == 0 else self.c1
+        base = self.base0 if which == 0 else self.base1
+        n = np.arange(1, self.n_eff + 1, dtype=float)
+        out = np.empty(x.size)
+        step = max(1, int(2_000_000 // max(self.n_eff, 1)))
+        for i in range(0, x.size, step):
+            xs = x[i:i + step]
+            frac = np.mod(np.outer(xs / self.P, n), 1.0)
+            s = np.einsum('ij,j->i', np.exp(-1j * _TWO_PI * frac), c).real
+            out[i:i + step] = (xs - self.xlo) / self.P + 2.0 / self.P * (base - s)
+        return out
+
+    def wrapped_cdf_pair(self, x: Any, density: bool = False) -> Any:
+        """(G0(x), G1(x)[, wrapped H0 density at x]) sharing the phase factors (chunked)."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        n = np.arange(1, self.n_eff + 1, dtype=float)
+        g0 = np.empty(x.size)
+        g1 = np.empty(x.size)
+        d0 = np.empty(x.size)
+        step = max(1, int(1_000_000 // max(self.n_eff, 1)))
+        for i in range(0, x.size, step):
+            xs = x[i:i + step]
+            e = np.exp(-1j * _TWO_PI * np.mod(np.outer(xs / self.P, n), 1.0))
+            lin = (xs - self.xlo) / self.P
+            g0[i:i + step] = lin + 2.0 / self.P * (self.base0 - np.einsum('ij,j->i', e, self.c0).real)
+            g1[i:i + step] = lin + 2.0 / self.P * (self.base1 - np.einsum('ij,j->i', e, self.c1).real)
+            if density:
+                d0[i:i + step] = (1.0 + 2.0 * np.einsum('ij,j->i', e, self.psi0).real) / self.P
+        return (g0, g1, d0) if density else (g0, g1)
+
+
+    # -------------------------------------------------------------- the law interface
+    method = "Fourier series"
+    certified = ("loss discretisation, window tails (Chernoff / truncated-MGF bounds) and aliasing")
+    estimated = ("Fourier-series truncation (|psi| < 1e-20 after a look-ahead scan) and round-off")
+
+    @property
+    def converged(self) -> bool:
+        return not self.truncated
+
+    @property
+    def window_error(self) -> float:
+        """Largest error of a CDF value in the window (tails of both hypotheses + series)."""
+        return (max(self.tail_lo0 + self.tail_hi0, self.tail_lo1 + self.tail_hi1)
+                + self.err_trunc + self.err_round)
+
+    def _cdf0_grid(self) -> tuple[FArr, FArr]:
+        """A fine grid of the wrapped H0 CDF on [xlo, xhi] from one FFT of cell masses."""
+        edges, hcell, p0c, _, _ = _cell_masses(self, self.P / 65536.0)
+        grid = np.concatenate([edges, [edges[-1] + hcell]])
+        g0 = np.concatenate([[0.0], np.cumsum(p0c)])
+        keep = grid <= self.xhi
+        return grid[keep], np.maximum.accumulate(g0[keep])
+
+    def _series_grid(self) -> tuple[FArr, FArr, FArr]:
+        """(x_k, G0(x_k), G1(x_k)): the series itself (not cell masses) at the nodes
+        x_k = xlo + k P / nf in [xlo, xhi], by one inverse FFT per hypothesis; the error of each
+        value is that of a direct evaluation (window tails, truncation, round-off)."""
+        nf = int(2 ** math.ceil(math.log2(max(4.0 * self.n_eff + 4.0, 2.0 ** 20))))
+        kmax = int(math.floor((self.xhi - self.xlo) / self.P * nf))
+        xk = self.xlo + self.P / nf * np.arange(kmax + 1)
+        frac = np.mod(np.arange(1, self.n_eff + 1, dtype=float) * (self.xlo / self.P), 1.0)
+        ph = np.exp(-1j * _TWO_PI * frac)  # e^{-i t_n xlo}
+        out = []
+        for c, base in ((self.c0, self.base0), (self.c1, self.base1)):
+            X = np.zeros(nf // 2 + 1, dtype=complex)
+            X[1:self.n_eff + 1] = np.conj(c * ph)
+            sr = np.fft.irfft(X, n=nf)[:kmax + 1] * (nf / 2.0)  # = Re sum_n c_n e^{-i t_n x_k}
+            out.append(np.asarray((xk - self.xlo) / self.P + 2.0 / self.P * (base - sr), dtype=np.float64))
+        return np.asarray(xk, dtype=np.float64), out[0], out[1]
+
+    def tradeoff(self, a: FArr) -> tuple[FArr, FArr]:
+        """f_M(a) = P1[S - M <= x_a] with P0[S - M > x_a] = a; error: certified window tails and
+        aliasing plus the estimated truncation/round-off, about 1e-13."""
+        flat = a
+        m = self.M
+        f = np.empty(flat.size)
+        err = np.empty(flat.size)
+        e_num = self.err_trunc + self.err_round
+        e0 = self.tail_lo0 + self.tail_hi0 + e_num
+        e1 = self.tail_lo1 + self.tail_hi1 + e_num
+        # grid bracket for x_a, then a vectorised safeguarded Newton on the wrapped CDF
+        grid, g0 = self._cdf0_grid()
+        target = 1.0 - flat  # G0(x_a) = 1 - a
+        k = np.searchsorted(g0, target)
+        inside = (flat > 0) & (flat < 1) & (k > 0) & (k < grid.size)
+        f[:] = np.where(flat <= 0, 1.0, 0.0)
+        err[:] = 0.0
+        below = (flat > 0) & (flat < 1) & (k == 0)      # x_a below the window: f <= P1[x <= xlo]
+        above = (flat > 0) & (flat < 1) & (k >= grid.size)  # x_a above the window
+        f[below], err[below] = 0.0, e1 + self.tail_lo1
+        f[above], err[above] = 1.0, max(e1, self.tail_hi1)
+        idx = np.nonzero(inside)[0]
+        if idx.size:
+            tg = target[idx]
+            x = invert_cdf(self, grid, g0, k[idx], tg)
+            g0x, g1x = self.wrapped_cdf_pair(x)
+            resid = np.abs(g0x - tg)
+            f[idx] = g1x
+            slope = np.maximum(0.0, 1.0 + x / m)  # |f'| = likelihood ratio at the threshold
+            err[idx] = e1 + slope * (e0 + resid)
+        if self.truncated:
+            err[:] = np.nan
+        return f, err
+
+    def tv(self) -> tuple[float, float]:
+        """P0[S <= M] - P1[S <= M] from the two series at x = 0 (no cancellation of large CDFs
+        beyond the window's own error)."""
+        g0 = float(self.wrapped_cdf([0.0], 0)[0])
+        g1 = float(self.wrapped_cdf([0.0], 1)[0])
+        e = (self.tail_lo0 + self.tail_hi0 + self.tail_lo1 + self.tail_hi1
+             + 2 * (self.err_trunc + self.err_round))
+        return g0 - g1, e
+
+    def delta(self, eps: float) -> tuple[float, float]:
+        M = self.M
+        if eps > 700.0:  # e^eps would overflow; only the mass beyond the window can remain
+            return 0.0, min(1.0, self.tail_hi1 + self.tail_lo0)
+        num = self.err_trunc + self.err_round
+        ee = math.exp(eps)
+        y = M * math.expm1(eps)  # remove: P1[x > y] - e^eps P0[x > y]
+        y2 = M * math.expm1(-eps)  # add: P0[x <= y2] - e^eps P1[x <= y2]
+        pts = [min(max(y, self.xlo), self.xhi), min(max(y2, self.xlo), self.xhi)]
+        g0, g1 = self.wrapped_cdf_pair(pts)
+        if y >= self.xhi:
+            r_lo, r_hi = 0.0, self.tail_hi1
+        else:
+            c = (1 - g1[0]) - ee * (1 - g0[0])
+            r_hi = c + self.tail_lo1 + self.tail_hi1 + num + ee * (self.tail_lo0 + num)
+            r_lo = c - self.tail_lo1 - num - ee * (self.tail_lo0 + self.tail_hi0 + num)
+        if y2 <= self.xlo:
+            a_lo, a_hi = 0.0, self.tail_lo0
+        else:
+            c = g0[1] - ee * g1[1]
+            a_hi = c + self.tail_lo0 + num + ee * (self.tail_lo1 + self.tail_hi1 + num)
+            a_lo = c - self.tail_lo0 - self.tail_hi0 - num - ee * (self.tail_lo1 + num)
+        lo = max(r_lo, a_lo, 0.0)
+        hi = min(max(r_hi, a_hi), 1.0)
+        return float(lo), float(hi)
+
+    def curve_points(self) -> tuple[FArr, FArr, FArr, FArr]:
+        """Threshold pairs (a, f) = (1 - G0(x), G1(x)) from the series at 2001 thresholds x spread
+        evenly in the Gaussian scale of a (located on the FFT grid of the CDF, then evaluated
+        exactly at the nodes of one FFT).  A true point (a*, f*) lies within the window error of (a, f):
+        f(a - e0) >= f* >= f - e1 and f(a + e0) <= f* <= f + e1 (f non-increasing)."""
+        from dpbounds._ufuncs import ndtr  # type: ignore[import-not-found, unused-ignore]
+
+        x, g0, g1 = self._series_grid()
+        z = np.linspace(-6.5, 6.5, 2001)  # a from Phi(-6.5) ~ 4e-11 to 1 - 4e-11
+        target = 1.0 - np.asarray(ndtr(-z), dtype=float)  # G0(x) = 1 - a
+        k = np.unique(np.clip(np.searchsorted(np.maximum.accumulate(g0), target), 0, x.size - 1))
+        g0x, g1x = g0[k], g1[k]
+        e_num = self.err_trunc + self.err_round
+        e0 = self.tail_lo0 + self.tail_hi0 + e_num
+        e1 = self.tail_lo1 + self.tail_hi1 + e_num
+        a = (1.0 - g0x)[::-1]
+        f = g1x[::-1]
+        return a - e0, a + e0, f - e1, f + e1
+
+    def lattice_pmfs(self, delta_l: float) -> LatticePMFs:
+        """Single-epoch lattice PMFs: dict direction -> (jmin, p_up, inf_up, jmin_lo, p_lo, miss_lo)."""
+        law, M = self, self.M
+        # cells of x = S - M narrow enough that the loss varies by <= delta_l / 2 near x = 0, but at
+        # most 2^20 of them (memory; coarser cells are rounded over more lattice points: still certified)
+        h_target = max(delta_l * M * 0.5, law.P / 2 ** 20)
+        edges, h, p0, p1, err = _cell_masses(law, h_target)
+        p0 = np.maximum(p0, 0.0)
+        p1 = np.maximum(p1, 0.0)
+        xa = edges
+        xb = edges + h
+        with np.errstate(divide="ignore", invalid="ignore"):
+            la = np.where(xa > -M, np.log1p(np.maximum(xa, -M) / M), -np.inf)
+            lb = np.where(xb > -M, np.log1p(np.maximum(xb, -M) / M), -np.inf)
+        out: LatticePMFs = {}
+        hi0, hi1 = law.tail_hi0, law.tail_hi1
+        if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
+            hi0 = min(hi0, float(upper_tail_h0(self.sigma, M, [law.xhi], far=True)[0]))
+            hi1 = min(hi1, float(upper_tail_h1(self.sigma, M, [law.xhi], far=True)[0]))
+        tails_up = {"remove": hi1 + law.tail_lo1, "add": law.tail_lo0 + hi0}
+        # Mass outside the window, upper bound (moving loss mass up only raises delta): at +inf only
+        # where its loss is unbounded.  remove: H1 mass below xlo has loss <= log1p(xlo/M); H1 mass
+        # above xhi follows the certified survival bound (far tables).  add: H0 mass above xhi has
+        # loss <= -log1p(xhi/M); H0 mass below xlo (loss up to +inf) stays at +inf.
+        l_xlo = math.log1p(max(law.xlo, -M) / M) if law.xlo > -M else -math.inf
+        l_xhi = math.log1p(law.xhi / M)
+        spread = self._spread_tail(hi1, l_xhi)
+        extra = {"remove": [(l_xlo, law.tail_lo1)] + spread, "add": [(-l_xhi, hi0)]}
+        inf_tail = {"remove": hi1 - sum(mk for _, mk in spread), "add": law.tail_lo0}
+        for direction, p, l_lo, l_hi in (("remove", p1, la, lb), ("add", p0, -lb, -la)):
+            fin_hi = np.isfinite(l_hi)
+            inf_up = float(np.sum(p[~fin_hi])) + max(inf_tail[direction], 0.0) + err
+            ex = [(lv, mv) for lv, mv in extra[direction] if mv > 0 and math.isfinite(lv)]
+            j_up = np.ceil(l_hi[fin_hi] / delta_l).astype(np.int64)
+            j_dn = np.floor(np.where(np.isfinite(l_lo[fin_hi]), l_lo[fin_hi], -1e6) / delta_l).astype(np.int64)
+            pf = p[fin_hi]
+            if ex:  # append the placed outside mass to the upper PMF only
+                j_up = np.concatenate([j_up, np.ceil(np.array([lv for lv, _ in ex]) / delta_l).astype(np.int64)])
+                pf_up = np.concatenate([pf, np.array([mv for _, mv in ex])])
+            else:
+                pf_up = pf
+            # drop negligible low-loss mass far below (moves it up for the upper bound)
+            jmin = int(j_up.min())
+            jmax = int(j_up.max())
+            pu = np.bincount(j_up - jmin, weights=pf_up, minlength=jmax - jmin + 1)
+            jdmin = max(int(j_dn.min()), jmin - 10 ** 7)
+            jd = np.maximum(j_dn, jdmin)
+            pd = np.bincount(jd - jdmin, weights=pf)
+            miss_lo = tails_up[direction] + err + float(np.sum(p[~fin_hi])) * 0.0
+            out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
+        return out
+
+    def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
+        """H1 mass above the window (at most ``tot``) as (loss, mass) pairs under a certified survival bound.
+
+        B(y) >= P1[x > y] (truncated Chernoff with the far tables) on a geometric grid y_k from
+        xhi, loss step 0.05; the mass B(y_k) - B(y_{k+1}) is placed at the loss of y_{k+1} (its
+        upper end); what remains beyond the last point goes to +inf (the caller).
+        """
+        M = self.M
+        if not tot > 1e-10:
+            return []  # negligible next to any delta asked for (E * tot at +inf): keep it there
+        losses = np.empty(0)
+        B = np.empty(0)
+        for k in range(16):  # chunks of 50 points (loss step 0.05) until the bound is negligible
+            lk = l_xhi + 0.05 * np.arange(50 * k + 1, 50 * k + 51)
+            losses = np.concatenate([losses, lk])
+            B = np.concatenate([B, upper_tail_h1(self.sigma, M, M * np.expm1(lk), far=True)])
+            if B[-1] < 1e-25 * tot:
+                break
+        B = np.minimum.accumulate(np.minimum(B, tot))  # S is non-increasing: a bound at y_k holds beyond
+        masses = -np.diff(np.concatenate([[tot], B]))
+        keep = masses > 0
+        return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
+
+
+
+def _clog1p(r: CArr) -> CArr:
+    """Principal log(1 + r) for complex r, accurate for small |r|."""
+    re = r.real
+    im = r.imag
+    with np.errstate(divide="ignore"):
+        mod = 0.5 * np.log1p(2.0 * re + re * re + im * im)
+    return mod + 1j * np.arctan2(im, 1.0 + re)
+
+
+def _cell_masses(law: LognormalSum, h_target: float) -> tuple[FArr, float, FArr, FArr, float]:
+    """Wrapped masses of x = S - M on N cells [xlo + k h, xlo + (k+1) h), by one inverse FFT.
+
+    Returns (edges_lo, h, p0, p1, err) where err bounds the sum over cells of the absolute
+    round-off/truncation error of each mass array (an estimate: FFT round-off
+    ~ 1e-16 * N * (h/P) * sum|psi|, plus the truncated series).
+    """
+    P = law.P
+    N = int(2 ** math.ceil(math.log2(max(P / h_target, 2.0 * law.n_eff + 2.0, 16.0))))
+    h = P / N
+    n = np.arange(0, N // 2 + 1, dtype=float)
+    t = n * _TWO_PI / P
+    out = []
+    for psi in (law.psi0, law.psi1):
+        a = np.zeros(N // 2 + 1, dtype=complex)
+        a[0] = 1.0
+        k = min(law.n_eff, N // 2)
+        a[1:k + 1] = psi[:k]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sinc = np.where(t > 0, np.sin(t * h / 2) / (t * h / 2), 1.0)
+        # mass_k = (1/N) sum_n a_n sinc_n e^{-i t_n (xlo + h/2)} e^{-2 pi i n k / N}
+        frac = np.mod(n * ((law.xlo + 0.5 * h) / P), 1.0)
+        coef = a * sinc * np.exp(-1j * _TWO_PI * frac)
+        mass = np.fft.irfft(np.conj(coef), n=N)
+        out.append(mass)
+    s = float(np.sum(np.abs(law.psi0))) + float(np.sum(np.abs(law.psi1)))
+    err = 1e-15 * (1.0 + 2.0 * s) * math.log2(N) + N * law.err_trunc * h / P
+    edges = np.asarray(law.xlo + h * np.arange(N), dtype=np.float64)
+    return edges, h, out[0], out[1], err
+
+

@@ -1,0 +1,94 @@
+"""Which single-epoch law serves (sigma, M): the only place that knows the budgets (private).
+
+The choice is a pure function of (sigma, M, purpose) -- never of what happens to be cached --
+so every answer of the accountant is the same whatever was computed before it.
+
+1. the Fourier series (:class:`LognormalSum`) wherever its window holds the tails to 1e-11
+   (sigma around 0.8 and up, or large M): the fast path;
+2. else the log-domain grid (:class:`LogDomainPair`) where its estimated build time is within
+   budget (5 s for single-epoch questions, 20 s for E > 1 compositions, which have no tilted
+   alternative);
+3. else, for single-epoch questions, the tilted series (:class:`TiltedLognormalSum`) if it
+   converges and reaches x = 0; else the Fourier series with its honest (possibly NaN) error.
+   For compositions the Fourier series, whose outside mass is then spread along certified tail
+   bounds.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from dpbounds.accountant._cache import cached
+from dpbounds.accountant._law import SingleEpochLaw
+from dpbounds.accountant._law_fourier import LognormalSum
+from dpbounds.accountant._law_logdomain import LogDomainPair, estimated_seconds
+from dpbounds.accountant._law_tilted import TiltedLognormalSum
+
+__all__ = ["law_for", "fourier_law", "require_converged", "LOGDOMAIN_BUDGET_S", "LOGDOMAIN_BUDGET_COMPOSE_S"]
+
+Purpose = Literal["curve", "tv", "compose"]
+
+LOGDOMAIN_BUDGET_S = 5.0           # largest estimated log-domain build time for one-epoch questions
+LOGDOMAIN_BUDGET_COMPOSE_S = 20.0  # ... and for E > 1 (no tilted lattice exists)
+_WINDOW_OK = 1e-11                 # the Fourier window must hold both laws' tails to this
+
+
+def _fourier_probe(sigma: float, M: float, tail: float) -> LognormalSum:
+    # aborts (cheaply) when the window cannot hold the right tail
+    return cached(("fourier-probe", sigma, M, tail),
+                  lambda: LognormalSum(sigma, M, tail=tail, abort_above=_WINDOW_OK))
+
+
+def fourier_law(sigma: float, M: float, tail: float = 1e-13) -> LognormalSum:
+    """The Fourier-series law, converged or not (its error bars say which)."""
+    def build() -> LognormalSum:
+        probe = _fourier_probe(sigma, M, tail)
+        return probe if not probe.aborted else LognormalSum(sigma, M, tail=tail)
+    return cached(("fourier", sigma, M, tail), build)
+
+
+def _fourier_if_ok(sigma: float, M: float, tail: float) -> LognormalSum | None:
+    probe = _fourier_probe(sigma, M, tail)
+    if probe.aborted or probe.truncated or probe.window_error > _WINDOW_OK:
+        return None
+    return probe
+
+
+def _logdomain(sigma: float, M: float, budget: float) -> LogDomainPair | None:
+    if estimated_seconds(sigma, int(M)) > budget:  # decided before any cache lookup
+        return None
+    return cached(("log-domain", sigma, int(M)), lambda: LogDomainPair(sigma, int(M)))
+
+
+def _tilted(sigma: float, M: float) -> TiltedLognormalSum:
+    return cached(("tilted", sigma, M), lambda: TiltedLognormalSum(sigma, M))
+
+
+def law_for(sigma: float, M: float, purpose: Purpose = "curve") -> SingleEpochLaw:
+    """The law that serves (sigma, M) for ``purpose``.
+
+    ``"curve"``: trade-off curve and single-epoch delta (window tails 1e-13); ``"tv"``: TV / the
+    largest gap (tails 1e-16); ``"compose"``: E > 1 lattices (needs ``supports_lattice``).
+    """
+    tail = 1e-16 if purpose == "tv" else 1e-13
+    law: SingleEpochLaw | None = _fourier_if_ok(sigma, M, tail)
+    if law is not None:
+        return law
+    if purpose == "compose":
+        law = _logdomain(sigma, M, LOGDOMAIN_BUDGET_COMPOSE_S)
+        return law if law is not None else fourier_law(sigma, M, tail)
+    law = _logdomain(sigma, M, LOGDOMAIN_BUDGET_S)
+    if law is not None:
+        return law
+    tilted = _tilted(sigma, M)
+    if tilted.converged:
+        return tilted
+    return fourier_law(sigma, M, tail)
+
+
+def require_converged(law: SingleEpochLaw) -> None:
+    """ValueError, saying what would work, where the chosen law did not converge."""
+    if not law.converged:
+        raise ValueError(
+            f"the exact computation does not converge within its Fourier budget at sigma={law.sigma}, "
+            f"rounds={law.M:g} (the characteristic function of a sum of so few lognormals decays too "
+            "slowly); use a larger rounds value or method='closed_form'")

@@ -1,0 +1,154 @@
+"""Rigorous tail bounds of the lognormal sum S - M under H0 and H1 (private).
+
+Chernoff bounds below (the lower tail of a sum of positive variables) and truncated-MGF
+bounds above (the heavy right tail of a lognormal has no MGF; truncating each summand at a
+level b and paying n P[Y > b] for the truncation gives a valid exponential bound).  They
+certify the windows of the Fourier laws and place the mass outside them in the E > 1 lattices.
+The tables depend on sigma only and are cached by the package's law cache
+(:func:`dpbounds.accountant.clear_cache` clears them); the values are pure functions of the
+arguments.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbounds.accountant._cache import memoize
+
+FArr = NDArray[np.float64]
+
+__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1"]
+
+def _ndtr(x: Any) -> FArr:
+    from dpbounds._ufuncs import ndtr
+
+    return np.asarray(ndtr(np.asarray(x, dtype=float)), dtype=float)
+
+
+def _log1p_minus_x(a: Any) -> FArr:
+    """log1p(a) - a, accurate for small |a| (a > -1)."""
+    a = np.asarray(a, dtype=float)
+    out = np.empty_like(a)
+    small = np.abs(a) < 0.05
+    s = a[small]
+    # -a^2/2 + a^3/3 - ...
+    acc = np.zeros_like(s)
+    p = s * s
+    for k in range(2, 20):
+        acc += (-1.0) ** (k + 1) * p / k
+        p = p * s
+    out[small] = acc
+    b = a[~small]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[~small] = np.where(b > -1.0, np.log1p(np.maximum(b, -1.0 + 1e-300)) - b, np.inf)
+    return np.asarray(out, dtype=np.float64)
+
+
+@memoize("tail tables", maxsize=32)
+def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
+    """Tables for the tail bounds (depend on sigma only).
+
+    Returns lam (L,), lower q(lam) = E[e^{-lam Y} - 1 + lam Y] (L,),
+    b (B,), Q_b = P[Y > b] (B,), D2(b, lam) = E[e^{lam min(Y,b)}] - 1 - lam (B, L).
+    ``far=True`` adds truncation levels b up to P[Y > b] ~ 1e-300 and lam down to 30 / b_max, so
+    that the upper tail bound keeps decaying far beyond 1e6 (the default table's floor is
+    n P[Y > 1e6], e.g. 3e-3 at sigma = 0.3, n = 1e6); used for the tails of E > 1 lattices.
+    """
+    s = 1.0 / sigma
+    m = -0.5 * s * s
+    log10_bmax = min((37.0 * s + m) / math.log(10.0), 300.0)
+    lam = np.logspace(-12, 3, 91)
+    if far and log10_bmax > 6.5:
+        lam = np.concatenate([np.logspace(-math.ceil(log10_bmax) - 2, -12.5, 2 * int(math.ceil(log10_bmax)) - 20), lam])
+    # lower-tail transform, trapezoid on the real line (smooth, double-exponential decay)
+    hu = min(0.05, sigma / 10)
+    u = np.arange(-12.0, 12.0 + 2 * s, hu)
+    nu = np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi) * hu
+    y = np.exp(s * u + m)
+    z = lam[:, None] * y[None, :]
+    # e^{-z} - 1 + z, series for small z
+    g = np.where(z < 1e-3, z * z / 2 - z ** 3 / 6 + z ** 4 / 24, np.expm1(-np.minimum(z, 700)) + z)
+    q = np.einsum('ij,j->i', g, nu)
+    # log E e^{-lam Y} by log-sum-exp (used where E e^{-lam Y} - 1 < -0.05)
+    lw = np.log(nu)[None, :] - lam[:, None] * y[None, :]
+    lmx = np.max(lw, axis=1)
+    qlog = lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1))
+    # upper-tail truncated transform: Gauss-Legendre panels on [-12, u_b]
+    b = np.unique(np.concatenate([np.logspace(0.2, 6, 17), [1.25, 1.5, 2.0, 3.0]]))
+    if far and log10_bmax > 6.5:
+        b = np.unique(np.concatenate([b, np.logspace(6.5, log10_bmax, int(math.ceil(2 * (log10_bmax - 6.5))) + 1)]))
+    ub = (np.log(b) - m) / s
+    Qb = _ndtr(-ub)
+    Tb = _ndtr(s - ub)  # E[Y 1{Y > b}]
+    gx, gw = np.polynomial.legendre.leggauss(12)
+    D2 = np.full((b.size, lam.size), np.inf)
+    for i in range(b.size):
+        # panels refined geometrically towards u_b, where e^{lam y} is steepest
+        # unit panels plus geometric refinement towards u_b, where e^{lam y} is steepest
+        uni = np.linspace(-12.0, ub[i], int(math.ceil(ub[i] + 12.0)) + 1)
+        geo = ub[i] - np.geomspace(1e-4, min(1.0, 0.5 * (ub[i] + 12.0)), 8)
+        edges = np.unique(np.concatenate([uni, geo]))
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        half = 0.5 * (edges[1:] - edges[:-1])
+        uu = (mid[:, None] + half[:, None] * gx[None, :]).ravel()
+        ww = (half[:, None] * gw[None, :]).ravel() * np.exp(-0.5 * uu * uu) / math.sqrt(2 * math.pi)
+        yy = np.exp(s * uu + m)
+        ok = lam * b[i] <= 30.0
+        zz = lam[ok, None] * yy[None, :]
+        gg = np.where(zz < 1e-3, zz * zz / 2 + zz ** 3 / 6 + zz ** 4 / 24, np.expm1(zz) - zz)
+        D2[i, ok] = np.einsum('ij,j->i', gg, ww) + Qb[i] * np.expm1(lam[ok] * b[i]) - lam[ok] * Tb[i]
+    return lam, q, b, Qb, D2, qlog
+
+
+def lower_tail_h0(sigma: float, n: float, x: Any) -> FArr:
+    """Upper bound on P0[sum_{j<=n}(Y_j - 1) <= x] for x < 0 (Chernoff), vectorised over x."""
+    lam, q, _, _, _, qlog = _mgf_tables(sigma, False)  # positional, as below: one cache entry
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    a = q - lam
+    expo_n = n * np.where(np.abs(a) < 0.05, _log1p_minus_x(a) + q, qlog + lam)  # n*(log E e^{-lam Y} + lam)
+    e = lam[None, :] * x[:, None] + expo_n[None, :]
+    best = np.min(e, axis=1)
+    with np.errstate(over="ignore"):
+        return np.asarray(np.minimum(1.0, np.exp(np.minimum(best, 0.0)) * 1.01), dtype=np.float64)
+
+
+@memoize("tail exponents", maxsize=64)
+def _upper_exponent(sigma: float, n: float, far: bool = False) -> FArr:
+    """n * (log E e^{lam min(Y, b)} - lam) on the (b, lam) table (x-independent part of the bound)."""
+    lam, _, b, Qb, D2, _ = _mgf_tables(sigma, far)
+    a = lam[None, :] + D2
+    af = np.where(np.isfinite(a), a, 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        # series form only where it does not cancel
+        expo = n * np.where(np.abs(af) < 0.05, _log1p_minus_x(af) + D2,
+                            np.log1p(np.maximum(af, -0.5)) - lam[None, :])
+    return np.asarray(np.where(np.isfinite(D2), expo, np.inf), dtype=np.float64)
+
+
+def upper_tail_h0(sigma: float, n: float, x: Any, far: bool = False) -> FArr:
+    """Upper bound on P0[sum_{j<=n}(Y_j - 1) > x] for x > 0 (truncated Chernoff)."""
+    lam, _, b, Qb, D2, _ = _mgf_tables(sigma, far)
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    expo = _upper_exponent(float(sigma), float(n), far)
+    e = -lam[None, None, :] * x[:, None, None] + expo[None, :, :]
+    emin = np.min(e, axis=2)  # (nx, B)
+    with np.errstate(over="ignore"):
+        tot = n * Qb[None, :] + np.exp(np.minimum(emin, 0.0))
+    return np.asarray(np.minimum(1.0, np.min(tot, axis=1) * 1.01), dtype=np.float64)
+
+
+def upper_tail_h1(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
+    """Upper bound on P1[S - M > x] (signal term split off, rest bounded as under H0)."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    out = np.empty(x.size)
+    fr = np.linspace(0.02, 0.98, 49)
+    for i, xi in enumerate(x):
+        xr = fr * xi
+        sig_tail = _ndtr(0.5 / sigma - sigma * np.log1p(xi - xr))  # P[wY - 1 > xi - xr]
+        rest = upper_tail_h0(sigma, M - 1.0, xr, far) if M > 1 else np.zeros_like(xr)
+        out[i] = min(1.0, float(np.min(sig_tail + rest)))
+    return out
+
