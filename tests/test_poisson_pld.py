@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds import _poisson_pld as poisson_module
-from dpbounds._poisson_pld import PoissonPLD
+from dpbounds import PrecisionWarning
+from dpbounds.accountant import PoissonPLD, clear_cache
+from dpbounds.accountant import _poisson as poisson_module
 
 PEER_POINTS = [  # (q, sigma, T)
     (0.01, 1.0, 1000),
@@ -97,6 +98,7 @@ def _prv_interval(q, sigma, steps, delta):
 
 # ---- peers -------------------------------------------------------------------------------
 @pytest.mark.peers
+@pytest.mark.filterwarnings("ignore::dpbounds.PrecisionWarning")  # (0.001, 0.8, 1e4): 0.34 % wide
 @pytest.mark.parametrize("q, sigma, steps", PEER_POINTS)
 def test_bracket_overlaps_and_beats_peers(q, sigma, steps):
     lo, hi = PoissonPLD(sigma, q, steps).epsilon(1e-5)
@@ -109,6 +111,18 @@ def test_bracket_overlaps_and_beats_peers(q, sigma, steps):
     # the bracket holds dp-accounting's pessimistic (connect-the-dots) value up to its own
     # discretisation, and prv-accountant's estimate
     assert lo <= pess * (1 + 1e-3) and pess <= hi * (1 + 1e-3)
+
+
+@pytest.mark.peers
+def test_heterogeneous_segments_against_dp_accounting():
+    pld_mod = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution",
+                                  reason="dp-accounting (peer) not installed")
+    segs = [(1.0, 0.01, 500), (1.5, 0.02, 500)]
+    lo, hi = PoissonPLD.from_segments(segs).epsilon(1e-5)
+    pess = [pld_mod.from_gaussian_mechanism(s, sampling_prob=q).self_compose(t) for s, q, t in segs]
+    ref = pess[0].compose(pess[1]).get_epsilon_for_delta(1e-5)
+    assert lo <= ref * (1 + 1e-3) and ref <= hi * (1 + 1e-3), (lo, hi, ref)
+    assert hi - lo <= 2e-3 * hi
 
 
 # ---- independent references ----------------------------------------------------------------
@@ -126,10 +140,10 @@ def test_monte_carlo_small_composition(rng):
                                            (2.0, 1.0, 0.3), (0.8, 0.9, 3.0), (1.0, 0.5, 0.2)])
 def test_one_step_against_mpmath_quadrature(sigma, q, eps):
     ref = _one_step_delta_mp(sigma, q, eps)
-    acc = PoissonPLD(sigma, q, 1, tolerance=1e-4)
-    lo, hi = acc.delta(eps)
+    br = PoissonPLD(sigma, q, 1, tolerance=1e-4).delta(eps)
+    lo, hi = br
     assert lo <= ref <= hi, (lo, ref, hi)
-    assert hi - lo <= 1e-4 * hi and acc.tolerance_met
+    assert hi - lo <= 1e-4 * hi and br.tolerance_met and br.note == ""
 
 
 # ---- heterogeneous segments -----------------------------------------------------------------
@@ -171,8 +185,10 @@ def test_heterogeneous_single_steps_against_quadrature():
                                                     (2.0, 0.3, 50, 1e-3)])
 def test_epsilon_and_delta_brackets_are_consistent(sigma, q, steps, delta):
     acc = PoissonPLD(sigma, q, steps)
-    e_lo, e_hi = acc.epsilon(delta)
-    assert 0 < e_lo <= e_hi and e_hi - e_lo <= acc.tolerance * e_hi and acc.tolerance_met
+    br = acc.epsilon(delta)
+    e_lo, e_hi = br
+    assert 0 < e_lo <= e_hi and e_hi - e_lo <= acc.tolerance * e_hi and br.tolerance_met
+    assert br.quantity == "epsilon" and br.at == delta and float(br) == e_hi
     # true delta(e_hi) <= delta <= true delta(e_lo): no certified bracket may contradict it
     assert acc.delta(e_hi)[0] <= delta <= acc.delta(e_lo)[1]
     # delta brackets are ordered along eps
@@ -200,19 +216,27 @@ def test_tighter_tolerance_gives_narrower_bracket():
 
 def test_memory_cap_is_reported_not_silent():
     capped = PoissonPLD(1.0, 0.01, 10000, max_lattice=4096)
-    lo, hi = capped.epsilon(1e-5)
-    assert not capped.tolerance_met and capped.limit == "max_lattice"
+    with pytest.warns(PrecisionWarning, match="max_lattice"):
+        br = capped.epsilon(1e-5)
+    lo, hi = br
+    assert not br.tolerance_met and "lattice points" in br.note and "max_lattice=4,096" in br.note
     assert capped.lattice_needed > 4096
+    d = capped.delta(6.0)  # a delta bracket says so too (no warning)
+    assert not d.tolerance_met and "max_lattice" in d.note
     ref = PoissonPLD(1.0, 0.01, 10000).epsilon(1e-5)
     assert lo <= ref[1] and ref[0] <= hi  # still certified, only wider
     assert hi - lo > ref[1] - ref[0]
 
 
-def test_unreachable_delta_is_reported():
-    # a certified upper delta cannot go below the FFT round-off estimate: eps upper is inf
+def test_round_off_floor_is_reported():
+    # a certified upper delta cannot go below the FFT round-off estimate of 1e4 steps
     acc = PoissonPLD(1.0, 0.01, 10000)
-    lo, hi = acc.epsilon(1e-12)
-    assert lo <= hi and not acc.tolerance_met and acc.limit == "round-off"
+    with pytest.raises(ValueError, match="cannot go below"):
+        acc.epsilon(1e-12)
+    d = acc.delta(12.0)  # delta ~ 1e-10 here, below the round-off estimate
+    assert d.lower <= d.upper and not d.tolerance_met and "round-off" in d.note
+    with pytest.raises(ValueError, match="exceeds 256"):
+        PoissonPLD(0.3, 0.5, 100).epsilon(1e-5)
 
 
 # ---- validation ------------------------------------------------------------------------------
@@ -247,6 +271,15 @@ def test_validation_of_queries_and_segments():
     with pytest.raises(ValueError, match="segments"):
         PoissonPLD.from_segments([])
     assert PoissonPLD(1.0, 1.0, 1).delta(0.0)[1] > 0  # sample_rate = 1 is allowed
+
+
+def test_cache_is_shared_and_answers_do_not_depend_on_it():
+    clear_cache()
+    a = PoissonPLD(1.0, 0.02, 500).epsilon(1e-6)
+    b = PoissonPLD(1.0, 0.02, 500).epsilon(1e-6)  # warm
+    clear_cache()
+    c = PoissonPLD(1.0, 0.02, 500).epsilon(1e-6)
+    assert tuple(a) == tuple(b) == tuple(c)
 
 
 def test_docstring_examples():

@@ -11,8 +11,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds import _validation as V
+from dpbounds._result import PrivacyBracket
 from dpbounds._ufuncs import ndtr as _ndtr  # type: ignore[import-not-found, unused-ignore]
-from dpbounds.tradeoff import gdp_epsilon as _gdp_epsilon
+from dpbounds.accountant._cache import cached
+from dpbounds.accountant._gdp import gdp_epsilon as _gdp_epsilon
+from dpbounds.accountant._invert import invert
+from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge, compose, convolve
 
 FArr = NDArray[np.float64]
 
@@ -25,8 +29,8 @@ _ULP = 2.220446049250313e-16
 _FLOAT_STEP = 64.0 * _ULP
 _TAU = 1e-14  # Chernoff level of the composition windows (each side)
 _TAIL = 1e-28  # mass of each normal left beyond the outermost cells, over all steps
-_MAX_GAP = 1 << 22
-_MAX_SPACING = 0.5  # coarsest lattice tried when the window does not fit  # longest run of empty lattice points kept inside a single-step PMF
+_MAX_GAP = 1 << 22  # longest run of empty lattice points kept inside a single-step PMF
+_MAX_SPACING = 0.5  # coarsest lattice tried when the window does not fit
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,64 +173,68 @@ class _PairTail:
     sum_K (P(K) - e^eps Q(K))^+; the best one is where the merged loss
     lambda_K = log(P(K) / Q(K)) crosses eps, found from lambda_K itself (it differs from
     (K + offset) h by the cells' accumulated offsets, which at coarse spacings can be many
-    lattice steps), and the five splits around it are tried.
+    lattice steps), and the five splits around it are tried.  Only indices with loss
+    >= -3 h and tail mass >= 1e-30 are stored (beyond them 0 is the lower bound).
     """
 
     def __init__(self, sp: int, gp: FArr, sr: int, gr: FArr, h: float, offset: float):
         self.h, self.offset = h, offset
-        # losses >= -3 h: all that eps >= 0 can use
-        k0 = max(math.floor(-offset) - 3, min(sp, sr))
-        k1 = max(sp + gp.size, sr + gr.size)
+        k0 = max(math.floor(-offset) - 3, min(sp, sr))  # losses >= -3 h: all eps >= 0 can use
+        n = max(max(sp + gp.size, sr + gr.size) - k0, 1)
         self.k0 = k0
-        n = max(k1 - k0, 1)
         a = np.zeros(n)
         _place(a, k0, sp, gp)
         b = np.zeros(n)
         _place(b, k0, sr, gr)
         b *= np.exp(-(np.arange(k0, k0 + n, dtype=np.float64) + offset) * h)
-        self.a, self.b = a, b
-        self.A = np.cumsum(a[::-1])[::-1]
-        self.B = np.cumsum(b[::-1])[::-1]
+        A = np.cumsum(a[::-1])[::-1]
+        keep = min(int(np.searchsorted(-A, -1e-30, side="right")) + 1, n)
+        self.A = np.array(A[:keep])
+        del A
+        self.B = np.array(np.cumsum(b[::-1])[::-1][:keep])
+        a, b = a[:keep], b[:keep]
+        # lambda_K - (K + offset) h where both masses are usable (nan elsewhere)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ok = (a > 1e-280) & (b > 1e-280)
+            d = np.log(np.where(ok, a, 1.0) / np.where(ok, b, 1.0))
+        d -= (np.arange(k0, k0 + keep, dtype=np.float64) + offset) * h
+        d[~ok] = np.nan
+        self.d = d
 
-    def _offset(self, i: int) -> float | None:
-        """lambda_K - (K + offset) h at array index i, or None where the masses are not usable."""
-        if not 0 <= i < self.a.size:
-            return None
-        pa, qb = float(self.a[i]), float(self.b[i])
-        if not (pa > 1e-280 and qb > 1e-280):
-            return None
-        return math.log(pa / qb) - (i + self.k0 + self.offset) * self.h
+    def _lam(self, k: int) -> float:
+        """lambda_K - (K + offset) h at index K (nan where not usable)."""
+        i = k - self.k0
+        return float(self.d[i]) if 0 <= i < self.d.size else math.nan
 
     def __call__(self, eps: float) -> tuple[float, float]:
         """(value, factor): the lower value and the largest e^{eps - (K + offset) h} over the splits tried."""
-        h, offset, k0 = self.h, self.offset, self.k0
+        h, offset = self.h, self.offset
         k = math.floor(eps / h - offset) + 1  # first K with (K + offset) h > eps
-        # follow lambda_K: K = first index with (K + offset) h + offset_K > eps (a few fixed-point steps)
-        for _ in range(6):
-            off = self._offset(k - k0)
-            if off is None:
+        for _ in range(6):  # follow lambda_K (fixed-point steps)
+            off = self._lam(k)
+            if math.isnan(off):
                 break
             k_new = math.floor((eps - off) / h - offset) + 1
             if k_new == k:
                 break
             k = k_new
         for _ in range(64):  # local walk to the sign change of P(K) - e^eps Q(K)
-            lm = self._offset(k - 1 - k0)
-            if lm is not None and (k - 1 + offset) * h + lm > eps:
+            lm = self._lam(k - 1)
+            if not math.isnan(lm) and (k - 1 + offset) * h + lm > eps:
                 k -= 1
                 continue
-            lk = self._offset(k - k0)
-            if lk is not None and (k + offset) * h + lk <= eps:
+            lk = self._lam(k)
+            if not math.isnan(lk) and (k + offset) * h + lk <= eps:
                 k += 1
                 continue
             break
         best = 0.0
         ee = math.exp(min(eps, 700.0))
         for kk in range(k - 2, k + 3):
-            i = kk - k0
+            i = kk - self.k0
             if 0 <= i < self.A.size:
                 best = max(best, float(self.A[i] - ee * self.B[i]))
-        return best, math.exp(max(eps - (k - 2 + offset) * h, 0.0))
+        return best, math.exp(min(max(eps - (k - 2 + offset) * h, 0.0), 700.0))
 
 
 def _place(dst: FArr, k0: int, s: int, g: FArr) -> None:
@@ -239,82 +247,90 @@ def _place(dst: FArr, k0: int, s: int, g: FArr) -> None:
 # ---------------------------------------------------------------------------------------
 # public class
 # ---------------------------------------------------------------------------------------
+_Lattice = list[tuple[HockeyStick, float, _PairTail, float, float]]
+
+
 class PoissonPLD:
     """Privacy-loss distribution of Poisson-subsampled Gaussian steps, certified brackets.
 
-    Add/remove-one neighbours, sensitivity 1, Gaussian noise N(0, sigma^2) per step and
-    Poisson sampling with rate q.  Remove direction: P = (1 - q) N(0, s^2) + q N(1, s^2) and
-    Q = N(0, s^2), loss L(x) = log(1 - q + q e^{(2x - 1)/(2 s^2)}) under x ~ P; add direction:
-    loss -L(x) under x ~ N(0, s^2).  ``delta(eps)`` is the larger of the two directions'
-    hockey-stick divergences of the composed mechanism.
+    Add/remove-one neighbours, sensitivity 1, Gaussian noise N(0, s^2) per step (s the noise
+    multiplier) and Poisson sampling with rate q.  Remove direction:
+    P = (1 - q) N(0, s^2) + q N(1, s^2) against Q = N(0, s^2), privacy loss
+    L(x) = log(1 - q + q e^{(2x - 1)/(2 s^2)}) under x ~ P; add direction: loss -L(x) under
+    x ~ N(0, s^2).  delta(eps) of the composition is the larger of the two directions'
+    hockey-stick divergences.
 
     Parameters
     ----------
     noise_multiplier : float
-        sigma, finite and > 0.
+        s, finite and > 0.
     sample_rate : float
         q in (0, 1].
     steps : int
         Number of steps T >= 1.
     tolerance : float, optional
-        Target relative width of the brackets (epsilon bracket for :meth:`epsilon`, delta
-        bracket for :meth:`delta`), in (0, 1).  Default 2e-3.
+        Target relative width ``(upper - lower) / upper`` of the brackets, in (0, 1)
+        (default 2e-3): of the epsilon bracket for :meth:`epsilon`, of the delta bracket
+        for :meth:`delta`.
     max_lattice : int, optional
-        Largest composition window in lattice points (default 2**21: 16 MiB per array).
+        Largest composition window in lattice points (default 2**21, 16 MiB per array).
 
     Attributes
     ----------
     lattice_spacing : float
-        Loss-lattice spacing used by the last query.
-    tolerance_met : bool
-        Whether the last query reached ``tolerance``.  When it did not (the window the
-        tolerance needs exceeds ``max_lattice``, or floating-point error estimates dominate)
-        the bracket is still certified, only wider.
+        Loss-lattice spacing of the last query's final lattice.
     lattice_needed : int
-        Window (lattice points) the last refinement asked for; larger than ``max_lattice``
-        when the memory cap stopped the refinement.
+        Window (lattice points) that the last query's tolerance asked for when it exceeded
+        ``max_lattice`` (0 otherwise).
 
     Notes
     -----
-    The x line is cut at the points where the remove-direction loss crosses the lattice
-    ``h Z`` (L is increasing in x), so every cell's loss lies in one lattice step; the cell
-    masses of N(0, s^2) and N(1, s^2) are differences of the normal CDF.
+    The x line is cut where the remove-direction loss crosses the lattice h Z (L increases
+    with x), so every cell's loss lies within one lattice step; cell masses of N(0, s^2) and
+    N(1, s^2) are differences of the normal CDF (``ndtr``, on the side where they do not
+    cancel).
 
     * Upper bound: each cell's mass is split between the two lattice points around it so that
-      both its P and its Q mass are kept ("connect the dots", Doroshenko et al., "Connect the
-      dots: tighter discrete approximations of privacy loss distributions").  The split pair
-      dominates the cell pair (the cell is a post-processing of it), so the lattice PLD's
-      composed hockey-stick divergence is an upper bound, with an error of second order in h.
-      The mass beyond the outermost cells is put at +inf loss (or at the upper end of its loss
-      range where that is bounded, e.g. add direction x -> -inf: -log(1 - q)).
+      both its P and its Q mass are kept (the "connect the dots" construction of Doroshenko
+      et al., "Connect the dots: tighter discrete approximations of privacy loss
+      distributions").  The split pair dominates the cell (the cell is a post-processing of
+      it), so the composed hockey-stick divergence of the lattice PLD is an upper bound; its
+      error is of second order in h.  Mass beyond the outermost cells goes to +inf loss, or to
+      the upper end of its loss range where that is finite (remove direction below the cells:
+      loss >= log(1 - q); add direction: loss <= -log(1 - q)).
     * Lower bound: the pair of cell masses (P(cell), Q(cell)) is a post-processing of the
-      step's pair, and so is the composed pair merged by the sum of the cells' lattice
-      indices; its hockey-stick divergence, sum_K (P(K) - e^eps Q(K))^+, is at least any
-      partial sum over K >= K*.  Q is composed tilted by e^{(k + c) h} (c normalising the
-      tilted masses), so the FFT round-off is not magnified by e^eps.  Mass beyond the outermost cells is dropped.
-    * Composition: one FFT power per PMF on a window holding all but 1e-14 of the mass on
-      each side (Chernoff bounds of the lattice law; Koskela, Jälkö, Honkela: "Computing
-      tight differential privacy guarantees using FFT"), heterogeneous segments by
-      convolution.
+      step, and so is the composed pair merged by the sum of the cells' lattice indices; its
+      hockey-stick divergence sum_K (P(K) - e^eps Q(K))^+ is at least every partial sum over
+      K >= K*.  Q is composed tilted by e^{(k + c) h} (c normalising the tilted masses), so
+      its round-off is not magnified by e^eps.  Mass beyond the outermost cells is dropped.
+    * Composition: one FFT power of each single-step PMF on a window that holds all but 1e-14
+      of the mass on each side (Chernoff bounds of the lattice law; Koskela, Jälkö, Honkela:
+      "Computing tight differential privacy guarantees using FFT"); segments of a
+      heterogeneous history by convolution.
 
-    Certified (exact arithmetic): the discretisation (both directions, the mass beyond the
-    cells) and the window tails.  Estimated: the FFT round-off (an error model added to the
-    upper and subtracted from the lower bound) and the floating-point error of the cell
-    masses (T * 64 ulp per bound, ndtr being accurate to a few ulp).
+    Certified (in exact arithmetic): the discretisation of both directions, the mass beyond
+    the cells and the composition window's tails.  Estimated, not proved: the FFT round-off
+    (the shared composition's error model, added to the upper and subtracted from the lower
+    bound) and the floating-point error of the cell masses (64 ulp per step and bound).  The
+    FFT estimate grows like T sqrt(window) and sets the smallest delta that can be certified
+    (about 3e-8 at T = 1e4); :meth:`epsilon` raises ``ValueError`` below it.
 
-    The lattice spacing is chosen from a first epsilon guess (the Gaussian-DP central limit
-    mu = q sqrt(T (e^{1/s^2} - 1))) and refined while the bracket is wider than the
-    tolerance and the window fits in ``max_lattice``.
+    The lattice spacing comes from a first epsilon guess (the Gaussian-DP central limit
+    mu = q sqrt(T (e^{1/s^2} - 1))) and is refined while the bracket is wider than the
+    tolerance, the window fits in ``max_lattice`` and the refinement narrows the bracket
+    (a finer window raises the round-off estimate).  A bracket that misses the tolerance says
+    why in its ``note`` (``tolerance_met`` is False; :meth:`epsilon` also issues a
+    :class:`dpbounds.PrecisionWarning`).
 
     Examples
     --------
-    >>> from dpbounds.accountant import PoissonPLD  # doctest: +SKIP
+    >>> from dpbounds.accountant import PoissonPLD
     >>> acc = PoissonPLD(1.0, 0.01, 1000)
-    >>> lo, hi = acc.epsilon(1e-5)
-    >>> 1.8 < lo <= hi < 1.85 and hi - lo <= 2e-3 * hi
+    >>> eps = acc.epsilon(1e-5)
+    >>> 1.82 < eps.lower <= eps.upper < 1.84 and eps.tolerance_met
     True
-    >>> d_lo, d_hi = acc.delta(1.0)
-    >>> d_lo <= d_hi
+    >>> d = acc.delta(1.0)
+    >>> 0.0 < d.lower <= d.upper < 0.01
     True
     """
 
@@ -331,90 +347,81 @@ class PoissonPLD:
         Parameters
         ----------
         segments : sequence of (float, float, int)
-            ``(noise_multiplier, sample_rate, steps)`` for each run of identical steps.
+            ``(noise_multiplier, sample_rate, steps)`` of each run of identical steps, in any
+            order (composition commutes).
         tolerance, max_lattice
             As for the constructor.
 
+        Returns
+        -------
+        PoissonPLD
+
         Examples
         --------
+        >>> from dpbounds.accountant import PoissonPLD
         >>> acc = PoissonPLD.from_segments([(1.0, 0.01, 500), (1.5, 0.02, 500)])
-        >>> lo, hi = acc.epsilon(1e-5)
-        >>> lo <= hi
+        >>> eps = acc.epsilon(1e-5)
+        >>> 1.89 < eps.lower <= eps.upper < 1.91
         True
         """
         segs = list(segments)
         if not segs:
             raise ValueError("segments must hold at least one (noise_multiplier, sample_rate, steps)")
         checked = []
-        for i, s in enumerate(segs):
+        for i, seg in enumerate(segs):
             try:
-                sg, qq, tt = s
+                sg, qq, tt = seg
             except (TypeError, ValueError):
                 raise ValueError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) "
-                                 f"tuple, got {s!r}") from None
-            checked.append(_check_segment(sg, qq, tt, f"segments[{i}].",))
+                                 f"tuple, got {seg!r}") from None
+            checked.append(_check_segment(sg, qq, tt, f"segments[{i}]."))
         self = cls.__new__(cls)
         self._init(checked, tolerance, max_lattice)
         return self
 
     def _init(self, segs: list[tuple[float, float, int]], tolerance: float, max_lattice: int) -> None:
-        self.segments = segs
+        self.segments = tuple(segs)
         self.steps = sum(t for _, _, t in segs)
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
         self.max_lattice = int(V.check_rounds("max_lattice", max_lattice, minimum=1024))
         self.lattice_spacing = math.nan
-        self.tolerance_met = True
         self.lattice_needed = 0
-        self.limit = ""
-        self._cache: dict[float, Any] = {}
-        # Gaussian-DP central-limit parameter (first guess of epsilon only)
-        self._mu = math.sqrt(sum(t * q * q * _expm1_inv_s2(s) for s, q, t in segs))
+        # Gaussian-DP central-limit parameter: first guess of epsilon only
+        self._mu = math.sqrt(sum(t * q * q * math.expm1(min(1.0 / (s * s), 700.0)) for s, q, t in segs))
 
     # ---- lattice --------------------------------------------------------------------
-    def _build(self, h: float) -> list[tuple[Any, float, Any, float, float]]:
-        """Per direction: (upper HockeyStick, upper additive, lower _PairTail, P error, R error)."""
+    def _build(self, h: float) -> _Lattice:
+        """Per direction: (upper HockeyStick, upper additive term, lower _PairTail, P error, R error)."""
         T = self.steps
-        tail = _TAIL / T
-        steps_obj = [(_Step(s, q, h, tail), t) for s, q, t in self.segments]
+        steps = [(_Step(s, q, h, _TAIL / T), t) for s, q, t in self.segments]
         out = []
         for direction in ("remove", "add"):
             up_acc: tuple[int, FArr] | None = None
             p_acc: tuple[int, FArr] | None = None
             r_acc: tuple[int, FArr] | None = None
             err_up = err_p = err_r = 0.0
-            log_fin = 0.0  # log P[no step at +inf]
+            log_fin = 0.0  # log P[no step at +inf loss]
             offset = 0.0  # composed Q(K) = e^{-(K + offset) h} R(K)
-            for st, t in steps_obj:
+            for st, t in steps:
                 (ju, pu, inf), (jl, pp, rr, cc) = st.remove() if direction == "remove" else st.add()
                 offset += t * cc
-                log_fin += t * math.log1p(-min(inf, 1.0)) if inf < 1.0 else -math.inf
-                su, gu, eu = compose(ju, pu, t, _TAU, self.max_lattice)
-                sp, gp, ep = compose(jl, pp, t, _TAU, self.max_lattice)
-                sr, gr, er = compose(jl, rr, t, _TAU, self.max_lattice)
-                up_acc, err_up = _conv(up_acc, (su, gu), err_up, eu, self.max_lattice)
-                p_acc, err_p = _conv(p_acc, (sp, gp), err_p, ep, self.max_lattice)
-                r_acc, err_r = _conv(r_acc, (sr, gr), err_r, er, self.max_lattice)
+                log_fin += t * math.log1p(-inf) if inf < 1.0 else -math.inf
+                up_acc, err_up = _conv(up_acc, compose(ju, pu, t, _TAU, self.max_lattice), err_up)
+                p_acc, err_p = _conv(p_acc, compose(jl, pp, t, _TAU, self.max_lattice), err_p)
+                r_acc, err_r = _conv(r_acc, compose(jl, rr, t, _TAU, self.max_lattice), err_r)
             assert up_acc is not None and p_acc is not None and r_acc is not None
             hs = HockeyStick(up_acc[0], up_acc[1], h)
             pt = _PairTail(p_acc[0], p_acc[1], r_acc[0], r_acc[1], h, offset)
-            inf_tot = -math.expm1(log_fin)
-            out.append((hs, err_up + inf_tot + T * _FLOAT_STEP, pt, err_p + T * _FLOAT_STEP,
-                        err_r + T * _FLOAT_STEP))
+            fl = T * _FLOAT_STEP
+            out.append((hs, err_up - math.expm1(log_fin) + fl, pt, err_p + fl, err_r + fl))
         return out
 
-    def _lattice(self, h: float) -> list[tuple[Any, float, Any, float, float]]:
-        if h not in self._cache:
-            self._cache.clear()  # one lattice at a time (windows of up to tens of MB)
-            self._cache[h] = self._build(h)
-        built: list[tuple[Any, float, Any, float, float]] = self._cache[h]
-        return built
-
-    def _delta_at(self, eps: float, h: float) -> tuple[float, float]:
-        lo, hi, _, _ = self._delta_parts(eps, h)
-        return lo, hi
+    def _lattice(self, h: float) -> _Lattice:
+        key = ("poisson-pld", self.segments, h, self.max_lattice)
+        return cached(key, lambda: self._build(h))
 
     def _delta_parts(self, eps: float, h: float) -> tuple[float, float, float, float]:
-        """(lower, upper, discretisation gap, error-term gap) at eps; the gaps of the direction giving the upper."""
+        """(lower, upper, discretisation gap, error-term gap) at eps; gaps of the direction giving the upper."""
         lo_all, hi_all = 0.0, 0.0
         disc = errs = 0.0
         for hs, add_up, pt, e_p, e_r in self._lattice(h):
@@ -426,34 +433,37 @@ class PoissonPLD:
                 disc, errs = max(up_raw - v, 0.0), add_up + e_p + fac * e_r
         return max(lo_all, 0.0), min(hi_all, 1.0), disc, errs
 
+    def _delta_at(self, eps: float, h: float) -> tuple[float, float]:
+        lo, hi, _, _ = self._delta_parts(eps, h)
+        return lo, hi
+
     def _spacing_for(self, eps_guess: float) -> float:
         # second-order discretisation: the relative eps width behaves like T h^2 / eps
         h = 0.5 * math.sqrt(self.tolerance * max(eps_guess, 1e-2) / self.steps)
         return min(max(h, 1e-8), 0.1 * _MAX_SPACING)
 
-    def _refine(self, query: Callable[[float], tuple[float, float]], at: Callable[[tuple[float, float]], float],
-                h: float, trivial: tuple[float, float]) -> tuple[float, float]:
-        """Run ``query`` at spacing h, then at finer spacings while the bracket is wider than the tolerance.
+    def _refine(self, query: Callable[[float], tuple[float, float]],
+                at: Callable[[tuple[float, float]], float], h: float,
+                trivial: tuple[float, float]) -> tuple[tuple[float, float], str]:
+        """Run ``query`` at spacing h, then at finer spacings while the bracket misses the tolerance.
 
-        ``at(bracket)`` is the eps where the bracket's delta gap is examined.  Every bracket
-        found is certified, so the intersection of all of them is returned; ``trivial`` (the
-        whole range) if no window fits in ``max_lattice`` at all.
+        ``at(bracket)`` is the eps where the delta gap is examined.  Every bracket found is
+        certified, so their intersection is returned (``trivial`` if no window fits at all),
+        with a note saying why the tolerance was missed ("" if it was met).
         """
         best: tuple[float, float] | None = None
-        self.tolerance_met = False
         self.lattice_needed = 0
-        self.limit = ""
+        note = ""
         refinements = coarsenings = 0
         while refinements < 6 and coarsenings < 30:
             try:
                 res = query(h)
             except WindowTooLarge as exc:
                 self.lattice_needed = max(self.lattice_needed, exc.needed)
-                self.limit = "max_lattice"
+                note = self._memory_note()
                 if best is not None:
                     break
-                # coarsen until the window fits: certified, only wider
-                coarsenings += 1
+                coarsenings += 1  # coarsen until the window fits: certified, only wider
                 h *= max(1.1 * exc.needed / self.max_lattice, 1.5)
                 if h > _MAX_SPACING:
                     break
@@ -463,20 +473,18 @@ class PoissonPLD:
             best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
             w = (best[1] - best[0]) / best[1] if best[1] > 0 else 0.0
             if w <= self.tolerance:
-                self.tolerance_met = True
-                self.limit = ""
+                note = ""
                 break
             e = at(best)
             if not math.isfinite(e):
-                self.limit = "round-off"  # no finite eps has a certified delta <= target
                 break
             _, _, disc, errs = self._delta_parts(e, h)
-            target = 0.7 * (disc + errs) * self.tolerance / w  # delta gap that would meet it
-            if disc <= 0.0:
-                self.limit = "round-off"
+            if note or disc <= 0.0:
                 break
+            target = 0.7 * (disc + errs) * self.tolerance / w  # delta gap that would meet it
             # model: spacing h -> r h moves the discretisation gap to disc r^2 and the
             # round-off estimates (window ~ 1/h) to errs r^{-1/2}
+
             def gap(r: float) -> float:
                 return disc * r * r + errs / math.sqrt(r)
 
@@ -490,13 +498,37 @@ class PoissonPLD:
             elif gap(r_best) <= 0.75 * (disc + errs):
                 r = r_best  # cannot meet it, but a finer lattice still narrows the bracket
             else:
-                self.limit = "round-off"
+                note = self._roundoff_note()
                 break
             h *= min(max(r, 0.1), 0.9)
-        return trivial if best is None else best
+        else:
+            if best is not None and not note:
+                note = f"the refinement stopped after {refinements} lattices (finest spacing {h:.3g})"
+        return (trivial if best is None else best), note
+
+    def _memory_note(self) -> str:
+        n = self.lattice_needed
+        return (f"meeting the tolerance needs a composition window of about {n:,} lattice points "
+                f"(~{n * 8 * 6 / 2 ** 20:,.0f} MB peak), above max_lattice={self.max_lattice:,}; "
+                "pass a larger max_lattice to tighten it")
+
+    def _roundoff_note(self) -> str:
+        return ("the width comes from the estimated FFT round-off of the composition "
+                f"({self.steps} steps), which a finer lattice would raise, not lower")
+
+    def _bracket(self, lo: float, hi: float, quantity: str, at: float, note: str,
+                 warn: bool) -> PrivacyBracket:
+        return PrivacyBracket(
+            lo, hi, quantity=quantity, at=at, tolerance=self.tolerance,
+            method=(f"exact Poisson-subsampled Gaussian PLD (loss lattice of spacing "
+                    f"{self.lattice_spacing:.3g} composed over {self.steps} steps by FFT)"),
+            certified=("cell discretisation (connect-the-dots split up, merged cell pair down), "
+                       "mass beyond the cells, composition window tails"),
+            estimated="FFT round-off of the composition; floating-point error of the cell masses",
+            note=note, warn=warn)
 
     # ---- public ---------------------------------------------------------------------
-    def delta(self, epsilon: float) -> tuple[float, float]:
+    def delta(self, epsilon: float) -> PrivacyBracket:
         """Certified bracket ``[lower, upper]`` of delta(epsilon).
 
         Parameters
@@ -506,22 +538,25 @@ class PoissonPLD:
 
         Returns
         -------
-        (float, float)
-            Lower and upper bound on delta(eps) of the composed mechanism (the larger of the
-            two directions).  ``tolerance`` is read as the relative width of this bracket.
+        PrivacyBracket
+            ``(lower, upper)`` bounds on delta(eps) of the composition (the larger of the two
+            directions); ``tolerance`` is read as the relative width of this bracket, and
+            ``note`` says why it was missed, if it was (no warning is issued).
 
         Examples
         --------
+        >>> from dpbounds.accountant import PoissonPLD
         >>> lo, hi = PoissonPLD(1.0, 0.01, 1000).delta(1.0)
-        >>> 0.0 < lo <= hi < 0.1
+        >>> 0.0 < lo <= hi < 0.01
         True
         """
         eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
-        return self._refine(lambda h: self._delta_at(eps, h), lambda b: eps,
-                            self._spacing_for(max(eps, self._mu)), (0.0, 1.0))
+        (lo, hi), note = self._refine(lambda h: self._delta_at(eps, h), lambda b: eps,
+                                      self._spacing_for(max(eps, self._mu)), (0.0, 1.0))
+        return self._bracket(lo, hi, "delta", eps, note, warn=False)
 
-    def epsilon(self, delta: float) -> tuple[float, float]:
-        """Certified bracket ``[lower, upper]`` of epsilon(delta) (upper may be inf).
+    def epsilon(self, delta: float) -> PrivacyBracket:
+        """Certified bracket ``[lower, upper]`` of epsilon(delta).
 
         Parameters
         ----------
@@ -530,29 +565,44 @@ class PoissonPLD:
 
         Returns
         -------
-        (float, float)
-            ``lower`` (0 or an eps whose certified lower delta is >= ``delta``) and ``upper``
-            (an eps whose certified upper delta is <= ``delta``; inf if none was found).
+        PrivacyBracket
+            ``lower`` (0, or an eps whose certified lower delta is >= ``delta``) and ``upper``
+            (an eps whose certified upper delta is <= ``delta``).  Issues a
+            :class:`dpbounds.PrecisionWarning` where the bracket misses ``tolerance``.
+
+        Raises
+        ------
+        ValueError
+            Where no finite epsilon can be certified: ``delta`` below the bracket's numerical
+            error terms, or epsilon beyond 256.
 
         Examples
         --------
+        >>> from dpbounds.accountant import PoissonPLD
         >>> lo, hi = PoissonPLD(1.0, 0.01, 1000).epsilon(1e-5)
-        >>> 1.8 < lo <= hi < 1.85
+        >>> 1.82 < lo <= hi < 1.84
         True
         """
         d = float(V.check_open_unit("delta", delta))
         guess = float(_gdp_epsilon(d, self._mu)) if self._mu > 0 else 1.0
         if not math.isfinite(guess):
             guess = 1.0
+        (lo, hi), note = self._refine(lambda h: invert(lambda e: self._delta_at(e, h), d),
+                                      lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
+        if not math.isfinite(hi):
+            self._raise_unbounded(d)
+        return self._bracket(lo, hi, "epsilon", d, note, warn=True)
 
-        def query(h: float) -> tuple[float, float]:
-            return invert(lambda e: self._delta_at(e, h), d)
-
-        return self._refine(query, lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
-
-
-def _expm1_inv_s2(s: float) -> float:
-    return math.expm1(min(1.0 / (s * s), 700.0))
+    def _raise_unbounded(self, d: float) -> None:
+        floor = self._delta_at(600.0, self.lattice_spacing)[1] if math.isfinite(self.lattice_spacing) else 1.0
+        if floor >= d:
+            raise ValueError(
+                f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
+                f"cannot go below {floor:.3g} here (estimated FFT round-off of {self.steps} steps, "
+                f"window tails); ask for delta >= {10 * floor:.1g}")
+        raise ValueError(
+            f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 256 "
+            f"(noise_multiplier and sample_rate give almost no privacy over {self.steps} steps)")
 
 
 def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, float, int]:
@@ -564,172 +614,10 @@ def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, floa
     return s, float(qa), steps
 
 
-def _conv(acc: tuple[int, FArr] | None, new: tuple[int, FArr], e_acc: float, e_new: float,
-          max_lattice: int) -> tuple[tuple[int, FArr], float]:
+def _conv(acc: tuple[int, FArr] | None, new: tuple[int, FArr, float],
+          e_acc: float) -> tuple[tuple[int, FArr], float]:
+    """Accumulate a composed segment (jmin, pmf, error) into a running convolution."""
     if acc is None:
-        return new, e_new
-    j, g, e = convolve(acc, new)
-    return (j, g), e_acc + e_new + e
-
-
-# ---------------------------------------------------------------------------------------
-# TEMPORARY private copy of the shared lattice/inversion helpers (accountant._lattice,
-# accountant._invert); replaced by imports when the accountant package lands.
-# ---------------------------------------------------------------------------------------
-def compose(jmin: int, pmf: FArr, E: int, tau: float, max_lattice: int) -> tuple[int, FArr, float]:
-    k = np.arange(pmf.size, dtype=float)
-    tot = float(pmf.sum())
-    mean = float(np.sum(k * pmf)) / tot
-    var = float(np.sum((k - mean) ** 2 * pmf)) / tot
-    lam = np.logspace(-6, 0, 31) / max(math.sqrt(var), 1.0)
-    kc = k - mean
-    pm = np.maximum(pmf, 1e-150)
-    lmgf_p = np.array([math.log(float(np.sum(np.exp(np.clip(l * kc, -300.0, 700.0)) * pm))) for l in lam])
-    lmgf_m = np.array([math.log(float(np.sum(np.exp(np.clip(-l * kc, -300.0, 700.0)) * pm))) for l in lam])
-    log_tau = math.log(tau)
-    a_hi = float(np.min((E * lmgf_p - log_tau) / lam))
-    a_lo = float(np.min((E * lmgf_m - log_tau) / lam))
-    span = E * (pmf.size - 1)
-    lo_i = max(0.0, E * mean - a_lo)
-    hi_i = min(float(span), E * mean + a_hi)
-    L = int(2 ** math.ceil(math.log2(max(hi_i - lo_i + pmf.size + 2, 16))))
-    if L >= span + 1:
-        L = int(2 ** math.ceil(math.log2(span + 1)))
-        s0 = 0
-        outside = 0.0
-    else:
-        s0 = int(math.floor(lo_i))
-        outside = 2.0 * tau
-    if L > max_lattice:
-        raise WindowTooLarge(int(hi_i - lo_i + pmf.size + 2))
-    f = np.fft.rfft(pmf, n=L)
-    f **= E
-    g = np.fft.irfft(f, n=L)
-    del f
-    shift = s0 % L
-    g = np.roll(g, -shift)
-    err_fft = 4e-16 * math.log2(L) * E * math.sqrt(L)
-    return E * jmin + s0, g, outside + err_fft
-
-
-class WindowTooLarge(Exception):
-    def __init__(self, needed: int):
-        super().__init__(needed)
-        self.needed = needed
-
-
-class HockeyStick:
-    def __init__(self, s0: int, g: NDArray[np.float64], delta_l: float):
-        k0 = max(0, 1 - s0)
-        self.j0 = s0 + k0
-        self.delta_l = delta_l
-        gk = g[k0:]
-        self.t1 = np.cumsum(gk[::-1])[::-1]
-        w = np.arange(gk.size, dtype=float)
-        w += self.j0
-        w *= -delta_l
-        np.exp(w, out=w)
-        w *= gk
-        t2 = np.cumsum(w[::-1], out=w)[::-1]
-        n = int(np.searchsorted(-self.t1, -1e-30, side="right")) + 1
-        n = min(n, self.t1.size)
-        self.dropped = 1e-30 if n < self.t1.size else 0.0
-        self.t1 = np.array(self.t1[:n])
-        self.t2 = np.array(t2[:n])
-
-    def __call__(self, eps: float) -> float:
-        j = math.floor(eps / self.delta_l) + 1
-        while (j - 1) * self.delta_l > eps:
-            j -= 1
-        while j * self.delta_l <= eps:
-            j += 1
-        k = max(j - self.j0, 0)
-        if k >= self.t1.size:
-            return self.dropped
-        return float(self.t1[k] - math.exp(eps) * self.t2[k]) + self.dropped
-
-
-def convolve(a: tuple[int, FArr], b: tuple[int, FArr]) -> tuple[int, FArr, float]:
-    ja, pa = a
-    jb, pb = b
-    n = pa.size + pb.size - 1
-    L = 1 << max(4, (n - 1).bit_length())
-    g = np.fft.irfft(np.fft.rfft(pa, L) * np.fft.rfft(pb, L), L)[:n]
-    err = 4e-16 * math.log2(L) * math.sqrt(L) * float(np.sum(pa)) * float(np.sum(pb))
-    return ja + jb, g, err
-
-
-def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float, float]:
-    cache: dict[float, tuple[float, float]] = {}
-
-    def f(e: float) -> tuple[float, float]:
-        if e not in cache:
-            cache[e] = fn(e)
-        return cache[e]
-
-    if f(0.0)[1] <= d:
-        return 0.0, 0.0
-    a, b = 0.0, 1.0
-    while sum(f(b)) / 2 > d:
-        a, b = b, 2 * b
-        if b > 256:
-            return (a if f(a)[0] >= d else 0.0), math.inf
-
-    def g(e: float) -> float:
-        m = sum(f(e)) / 2
-        return math.log(max(m, 1e-300)) - math.log(d)
-
-    ga, gb = g(a), g(b)
-    side = 0
-    root = math.nan
-    for _ in range(60):
-        c = (a * gb - b * ga) / (gb - ga) if gb != ga else 0.5 * (a + b)
-        if not (a < c < b):
-            c = 0.5 * (a + b)
-        gc = g(c)
-        fc = f(c)
-        if abs(gc) <= 0.05 * (fc[1] - fc[0]) / max(sum(fc) / 2, 1e-300):
-            root = c
-            break
-        if gc > 0:
-            a, ga = c, gc
-            if side == 1:
-                gb /= 2
-            side = 1
-        else:
-            b, gb = c, gc
-            if side == -1:
-                ga /= 2
-            side = -1
-        if b - a <= 1e-13 * b:
-            break
-    if not math.isfinite(root):
-        root = 0.5 * (a + b)
-    fa, fb, fr = f(a), f(b), f(root)
-    slope = abs(sum(fa) - sum(fb)) / (2.0 * (b - a)) if b > a else 0.0
-    step0 = max(1e-12 * root, 1e-15)
-    if slope > 0.0 and math.isfinite(slope):
-        step0 = max(step0, 0.6 * (fr[1] - fr[0]) / slope)
-    step = step0
-    e_up = root
-    for _ in range(200):
-        if f(e_up)[1] <= d:
-            break
-        e_up += step
-        step *= 2
-        if e_up > 1000.0:
-            e_up = math.inf
-            break
-    else:
-        e_up = math.inf
-    step = step0
-    e_lo = root
-    for _ in range(200):
-        if e_lo <= 0:
-            e_lo = 0.0
-            break
-        if f(e_lo)[0] >= d:
-            break
-        e_lo = max(e_lo - step, 0.0)
-        step *= 2
-    return float(e_lo), float(e_up)
+        return (new[0], new[1]), new[2]
+    j, g, e = convolve(acc, (new[0], new[1]))
+    return (j, g), e_acc + new[2] + e
