@@ -113,6 +113,18 @@ def test_bracket_overlaps_and_beats_peers(q, sigma, steps):
     assert lo <= pess * (1 + 1e-3) and pess <= hi * (1 + 1e-3)
 
 
+@pytest.mark.slow
+@pytest.mark.peers
+@pytest.mark.filterwarnings("ignore::dpbounds.PrecisionWarning")  # T = 1e5: round-off-limited width
+@pytest.mark.parametrize("q, sigma, steps", [(0.02, 0.7, 3000), (0.004, 1.0, 100_000), (0.5, 3.0, 2000)])
+def test_more_points_against_dp_accounting(q, sigma, steps):
+    pld_mod = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution",
+                                  reason="dp-accounting (peer) not installed")
+    lo, hi = PoissonPLD(sigma, q, steps).epsilon(1e-6)
+    ref = pld_mod.from_gaussian_mechanism(sigma, sampling_prob=q).self_compose(steps).get_epsilon_for_delta(1e-6)
+    assert lo <= ref * (1 + 1e-3) and ref <= hi * (1 + 1e-3), (lo, hi, ref)
+
+
 @pytest.mark.peers
 def test_heterogeneous_segments_against_dp_accounting():
     pld_mod = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution",

@@ -455,6 +455,7 @@ class PoissonPLD:
         self.lattice_needed = 0
         note = ""
         refinements = coarsenings = 0
+        disc = errs = 0.0
         while refinements < 6 and coarsenings < 30:
             try:
                 res = query(h)
@@ -488,22 +489,27 @@ class PoissonPLD:
             def gap(r: float) -> float:
                 return disc * r * r + errs / math.sqrt(r)
 
-            r_best = min((errs / (4.0 * disc)) ** 0.4, 1.0)
-            if gap(r_best) <= target:  # the largest r in [r_best, 1] that meets the target
-                r_lo, r_hi = r_best, 1.0
+            # the spacing that minimises the gap (coarser than h when round-off dominates)
+            r_best = (errs / (4.0 * disc)) ** 0.4
+            if gap(r_best) <= target:  # the largest r that meets the target: fewest points
+                r_lo, r_hi = r_best, 2.0 * r_best
+                while gap(r_hi) <= target:
+                    r_lo, r_hi = r_hi, 2.0 * r_hi
                 for _ in range(30):
                     r_mid = 0.5 * (r_lo + r_hi)
                     r_lo, r_hi = (r_mid, r_hi) if gap(r_mid) <= target else (r_lo, r_mid)
                 r = r_lo
             elif gap(r_best) <= 0.75 * (disc + errs):
-                r = r_best  # cannot meet it, but a finer lattice still narrows the bracket
+                r = r_best  # cannot meet it, but another lattice still narrows the bracket
             else:
                 note = self._roundoff_note()
                 break
-            h *= min(max(r, 0.1), 0.9)
+            h *= min(max(r, 0.1), 8.0)
         else:
             if best is not None and not note:
-                note = f"the refinement stopped after {refinements} lattices (finest spacing {h:.3g})"
+                note = (self._roundoff_note() if errs >= disc else
+                        f"the refinement stopped after {refinements} lattices "
+                        f"(last spacing {self.lattice_spacing:.3g})")
         return (trivial if best is None else best), note
 
     def _memory_note(self) -> str:
@@ -514,7 +520,8 @@ class PoissonPLD:
 
     def _roundoff_note(self) -> str:
         return ("the width comes from the estimated FFT round-off of the composition "
-                f"({self.steps} steps), which a finer lattice would raise, not lower")
+                f"({self.steps} steps), which grows with the window: no lattice spacing "
+                "narrows it further")
 
     def _bracket(self, lo: float, hi: float, quantity: str, at: float, note: str,
                  warn: bool) -> PrivacyBracket:
