@@ -68,3 +68,35 @@ def test_errors_are_one_line(argv, needle):
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------- epsilon: tolerance honoured or said
+def test_epsilon_tolerance_met_json(capsys):
+    code, out, err = run(capsys, "--json", "epsilon", "--sigma", "1", "--rounds", "1e2", "--epochs", "3",
+                         "--delta", "1e-5")
+    d = json.loads(out)
+    assert code == 0 and err == ""
+    assert d["tolerance_met"] is True and d["tolerance"] == 2e-3
+    assert d["relative_width"] <= 2e-3 and d["epsilon_lower"] <= d["epsilon_upper"]
+    assert "lattice" in d["computed_by"] and d["note"] == ""
+
+
+def test_epsilon_tolerance_missed_exit_status_and_message(capsys):
+    # a lattice capped below what the tolerance needs: the bracket is printed, the shortfall is said
+    # on stderr and in the JSON, and the exit status is 3 (not 0)
+    argv = ["epsilon", "--sigma", "1", "--rounds", "100", "--epochs", "10", "--delta", "1e-5",
+            "--tolerance", "1e-7"]
+    code, out, err = run(capsys, *argv)
+    assert code == 3
+    assert out.startswith("epsilon in [")
+    assert "dpbounds: warning: tolerance 1e-07 not met" in err
+    code, out, err = run(capsys, "--json", *argv)
+    d = json.loads(out)
+    assert code == 3 and d["tolerance_met"] is False and d["relative_width"] > 1e-7 and d["note"]
+
+
+def test_epsilon_nothing_finite_is_an_error_not_zero_inf(capsys):
+    code, out, err = run(capsys, "epsilon", "--sigma", "1.1", "--rounds", "234", "--epochs", "10",
+                         "--delta", "1e-300")
+    assert code == 2 and out == ""
+    assert err.startswith("dpbounds: error: no finite epsilon can be certified") and err.count("\n") == 1

@@ -4,7 +4,8 @@ Validated API (raises ``ValueError`` naming the bad parameter):
     delta_bound, delta_bound_terms, theorem31, rounds_closed_form, rounds_required,
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
 Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
-(``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``).
+(``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``);
+batch samplers matching the accountants (``dpbounds.sampling``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, rho3, and ``dpbounds.ufuncs``.
 """
@@ -44,6 +45,7 @@ from dpbounds.accountant import (
     tradeoff_exact,
 )
 from dpbounds import rdp
+from dpbounds import sampling
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
     LognormalMoments,
@@ -83,6 +85,7 @@ __all__ = [
     "mu_random_allocation",
     "multi_epoch_tradeoff",
     "rdp",
+    "sampling",
     "sep",
     "sep_gaussian",
     "tradeoff_clt",

@@ -4,26 +4,38 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
+import warnings
 
 import numpy as np
+
+from dpbounds._cli_core import _count
+
+#: exit status of ``dpbounds epsilon`` when the certified bracket is wider than ``--tolerance``
+EXIT_TOLERANCE_MISSED = 3
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("epsilon", help="epsilon(delta) of E epochs of random allocation (certified bracket)")
-    p.add_argument("--sigma", type=float, required=True, help="noise multiplier")
-    p.add_argument("--rounds", type=int, required=True, help="rounds per epoch M")
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--delta", type=float, required=True)
-    p.add_argument("--method", choices=("exact", "closed_form", "gdp_asymptotic"), default="exact")
-    p.add_argument("--tolerance", type=float, default=2e-3, help="relative bracket width target (exact)")
+    p.add_argument("--sigma", type=float, required=True, help="noise multiplier sigma, e.g. 1.1")
+    p.add_argument("--rounds", type=_count, required=True, help="rounds (steps) per epoch M, e.g. 234 or 1e4")
+    p.add_argument("--epochs", type=_count, default=1, help="number of epochs E (default 1)")
+    p.add_argument("--delta", type=float, required=True, help="target delta, e.g. 1e-5")
+    p.add_argument("--method", choices=("exact", "closed_form", "gdp_asymptotic"), default="exact",
+                   help="exact: certified bracket (default); closed_form: Theorem 3.1 bound; "
+                        "gdp_asymptotic: Gaussian-DP approximation (not a bound)")
+    p.add_argument("--tolerance", type=float, default=2e-3,
+                   help="relative width of the certified bracket to reach (exact method; default 2e-3); "
+                        f"when it cannot be reached the bracket is printed with a warning and exit status "
+                        f"{EXIT_TOLERANCE_MISSED}")
     p.set_defaults(func=_epsilon)
 
     c = sub.add_parser("curve", help="exact single-epoch trade-off curve f_M(a) to CSV (or PNG)")
-    c.add_argument("--sigma", type=float, required=True)
-    c.add_argument("--rounds", type=int, required=True)
-    c.add_argument("--epochs", type=int, default=1,
+    c.add_argument("--sigma", type=float, required=True, help="noise multiplier sigma, e.g. 1")
+    c.add_argument("--rounds", type=_count, required=True, help="rounds per epoch M, e.g. 100 or 1e4")
+    c.add_argument("--epochs", type=_count, default=1,
                    help="E > 1 writes a certified LOWER bound on the E-epoch curve (err column = nan)")
-    c.add_argument("--points", type=int, default=101)
+    c.add_argument("--points", type=int, default=101, help="number of points a in [0, 1] (default 101)")
     c.add_argument("--out", required=True, help="curve.csv or curve.png (PNG needs matplotlib)")
     c.set_defaults(func=_curve)
 
@@ -33,18 +45,36 @@ def _epsilon(args: argparse.Namespace) -> int:
 
     acc = RandomAllocationAccountant(args.sigma, args.rounds, args.epochs, method=args.method,
                                      tolerance=args.tolerance)
-    lo, hi = acc.get_epsilon(args.delta)
+    with warnings.catch_warnings():
+        # the result object carries the shortfall (tolerance_met, note); reported below
+        from dpbounds import PrecisionWarning
+
+        warnings.simplefilter("ignore", PrecisionWarning)
+        res = acc.get_epsilon(args.delta)
+    lo, hi = res
+    met = bool(getattr(res, "tolerance_met", True))
+    note = str(getattr(res, "note", ""))
     if getattr(args, "json", False):
-        print(json.dumps({"epsilon_lower": lo, "epsilon_upper": hi, "method": args.method,
-                          "kind": acc.bound_kind}))
+        out = {"epsilon_lower": lo if math.isfinite(lo) else None,
+               "epsilon_upper": hi if math.isfinite(hi) else None,
+               "method": args.method, "kind": acc.bound_kind}
+        if hasattr(res, "to_dict"):
+            d = res.to_dict()
+            out.update({"tolerance": d["tolerance"], "tolerance_met": d["tolerance_met"],
+                        "relative_width": d["relative_width"], "computed_by": d["method"],
+                        "certified": d["certified"], "estimated": d["estimated"], "note": d["note"]})
+        print(json.dumps(out, allow_nan=False))
     elif args.method == "exact":
-        print(f"epsilon in [{lo:.6g}, {hi:.6g}]  (certified bracket; sigma={args.sigma}, M={args.rounds}, "
-              f"E={args.epochs}, delta={args.delta:g})")
+        print(f"epsilon in [{lo:.6g}, {hi:.6g}]  (certified bracket; sigma={args.sigma:g}, M={args.rounds:g}, "
+              f"E={args.epochs:g}, delta={args.delta:g})")
     elif args.method == "gdp_asymptotic":
         print(f"epsilon ~ {hi:.6g}  (asymptotic GDP approximation, NOT a bound)")
     else:
         txt = "0 (Theorem 3.1 certifies (0, delta)-DP)" if hi == 0 else "not certified at this delta"
         print(f"closed form (Theorem 3.1 + composition): epsilon = {txt}")
+    if not met:
+        sys.stderr.write(f"dpbounds: warning: tolerance {args.tolerance:g} not met: {note}\n")
+        return EXIT_TOLERANCE_MISSED
     return 0
 
 

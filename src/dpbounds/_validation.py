@@ -6,6 +6,8 @@ parameter, the rule and (for arrays) how many elements break it.
 """
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -18,6 +20,8 @@ __all__ = [
     "check_open_unit",
     "check_closed_unit",
     "check_rounds",
+    "check_count",
+    "check_rate",
     "check_choice",
     "broadcast",
 ]
@@ -81,6 +85,42 @@ def check_rounds(name: str, value: Any, minimum: int = 3, integer: bool = True) 
             rule = f"an integer >= {minimum}"
     check(name, arr, ok, rule)
     return arr
+
+
+def check_count(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """One integer in [``minimum``, ``maximum``] (a size, a count), as an exact Python ``int``.
+
+    Accepts Python and numpy integers, and floats (or 0-d arrays) whose value is an integer
+    (``1e4``), since sizes are often written in float notation.  Rejects ``bool``: ``True``
+    passed as a size is a bug, not the number 1.  Python and numpy integers are converted
+    without a detour through float, so large values stay exact.
+    """
+    rule = f"an integer >= {minimum}" if maximum is None else f"an integer in [{minimum}, {maximum}]"
+    v = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    if isinstance(v, numbers.Integral):
+        n = int(v)
+    else:
+        f = float(v)
+        if not (math.isfinite(f) and f == math.floor(f)):
+            raise ValueError(f"{name} must be {rule}, got {value!r}")
+        n = int(f)
+    if n < minimum or (maximum is not None and n > maximum):
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    return n
+
+
+def check_rate(name: str, value: Any) -> float:
+    """One probability in the half-open interval (0, 1] (a sampling rate; 1 = always), as a float."""
+    if isinstance(value, (bool, np.bool_)):  # as in check_count: a flag passed as a rate is a bug
+        raise ValueError(f"{name} must be in the half-open interval (0, 1], got {value!r}")
+    arr = as_float_array(name, value)
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
+    with np.errstate(invalid="ignore"):
+        check(name, arr, (arr > 0) & (arr <= 1), "in the half-open interval (0, 1]")
+    return float(arr)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:

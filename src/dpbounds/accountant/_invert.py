@@ -79,7 +79,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
     a, b = 0.0, 1.0
     while sum(f(b)) / 2 > d:
         a, b = b, 2 * b
-        if b > 256:
+        if b > 1e4:  # no finite epsilon below 1e4 (the caller says why)
             return (a if f(a)[0] >= d else 0.0), math.inf
     # Illinois on g(e) = log(mid(e)) - log(d) (smooth, nearly linear in e)
     def g(e: float) -> float:
@@ -125,7 +125,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             break
         e_up += step
         step *= 2
-        if e_up > 1000.0:
+        if e_up > 2e4:
             e_up = math.inf
             break
     else:

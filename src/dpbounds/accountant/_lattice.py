@@ -111,6 +111,8 @@ class HockeyStick:
         k = max(j - self.j0, 0)
         if k >= self.t1.size:
             return self.dropped
+        if eps > 700.0:  # e^eps t2 <= t1 there is not representable; the stored tail bounds it
+            return float(self.t1[k]) + self.dropped
         return float(self.t1[k] - math.exp(eps) * self.t2[k]) + self.dropped
 
 

@@ -203,6 +203,7 @@ class RandomAllocationPLD:
             # from the bracket found until it meets the tolerance or the memory cap / floor
             dl = self._delta_l_for(float(gdp_epsilon(d, self._mu_guess())))
             lo, hi = 0.0, math.inf
+            prev_width = math.inf
             for _ in range(8):
                 lo2, hi2 = invert(lambda e: self._deltaE(e, dl), d)
                 lo, hi = max(lo, lo2), min(hi, hi2)  # both brackets are certified
@@ -210,14 +211,13 @@ class RandomAllocationPLD:
                 spacing = used
                 if not math.isfinite(hi) or hi - lo <= self.tolerance * hi:
                     break
-                if hi - lo > 4.0 * self.epochs * used:
-                    # lattice rounding moves the composed loss by at most E * spacing: a wider
-                    # bracket comes from the single-epoch law's certified error terms (e.g. tail
-                    # bounds at small sigma), which a finer lattice would not narrow
-                    note = ("the width comes from the single-epoch law's certified error terms "
-                            f"({self._law.method}), not from the loss lattice; a finer lattice "
-                            "would not narrow it")
+                if hi - lo > 0.9 * prev_width:
+                    # a finer lattice no longer narrows it: the single-epoch law's cells or its
+                    # certified error terms (e.g. tail bounds at small sigma) set the width
+                    note = ("a finer loss lattice no longer narrows the bracket: the width comes from "
+                            f"the single-epoch law ({self._law.method}: its cells or certified error terms)")
                     break
+                prev_width = hi - lo
                 if needed:
                     note = self._memory_note(needed)
                     break
