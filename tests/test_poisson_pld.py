@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from dpbounds import PrecisionWarning
 from dpbounds.accountant import PoissonPLD, clear_cache
 from dpbounds.accountant import _poisson as poisson_module
+from dpbounds.tradeoff import gdp_delta, gdp_epsilon
 
 PEER_POINTS = [  # (q, sigma, T)
     (0.01, 1.0, 1000),
@@ -158,6 +159,17 @@ def test_one_step_against_mpmath_quadrature(sigma, q, eps):
     assert hi - lo <= 1e-4 * hi and br.tolerance_met and br.note == ""
 
 
+@pytest.mark.parametrize("sigma, steps, delta", [(5.0, 1000, 1e-5), (20.0, 10000, 1e-6), (0.5, 30, 1e-8),
+                                                 (0.2, 100, 1e-5), (0.3, 200, 1e-5)])
+def test_full_batch_is_exactly_gaussian_dp(sigma, steps, delta):
+    # sample_rate = 1: T Gaussian steps are exactly mu-GDP with mu = sqrt(T) / sigma, an exact
+    # reference at any T (eps up to ~1460 here, beyond e^eps overflow)
+    ref = float(gdp_epsilon(delta, math.sqrt(steps) / sigma))
+    br = PoissonPLD(sigma, 1.0, steps).epsilon(delta)
+    assert br.lower <= ref <= br.upper, (tuple(br), ref)
+    assert br.tolerance_met
+
+
 # ---- heterogeneous segments -----------------------------------------------------------------
 def test_segments_of_one_mechanism_equal_one_run():
     whole = PoissonPLD(1.0, 0.02, 600)
@@ -218,6 +230,39 @@ def test_bracket_is_ordered_and_in_range(sigma, q, steps, eps):
     assert 0.0 <= lo <= hi <= 1.0
 
 
+def _one_step_delta_closed_form(sigma, q, eps):
+    """delta(eps) of one step from the normal CDF at the loss crossings (mpmath, 40 digits)."""
+    with mp.workdps(40):
+        s, q, eps = mp.mpf(sigma), mp.mpf(q), mp.mpf(eps)
+
+        def linv(l):  # x with L(x) = l, -inf below the infimum log(1 - q)
+            c = mp.expm1(l) + q
+            return s * s * mp.log(c / q) + mp.mpf(1) / 2 if c > 0 else -mp.inf
+
+        x = linv(eps)
+        rem = (1 - q) * mp.ncdf(-x / s) + q * mp.ncdf(-(x - 1) / s) - mp.e ** eps * mp.ncdf(-x / s)
+        xa = linv(-eps)
+        add = (mp.ncdf(xa / s) - mp.e ** eps * ((1 - q) * mp.ncdf(xa / s) + q * mp.ncdf((xa - 1) / s))
+               if xa > -mp.inf else mp.mpf(0))
+        return float(max(rem, add, 0))
+
+
+@settings(max_examples=25, deadline=None)
+@given(sigma=st.floats(0.1, 30.0), steps=st.integers(1, 20_000), eps=st.floats(0.0, 60.0))
+def test_full_batch_delta_contains_gaussian_dp(sigma, steps, eps):
+    ref = float(gdp_delta(eps, math.sqrt(steps) / sigma))
+    lo, hi = PoissonPLD(sigma, 1.0, steps).delta(eps)
+    assert lo <= ref * (1 + 1e-12) + 1e-300 and ref * (1 - 1e-12) <= hi, (lo, ref, hi)
+
+
+@settings(max_examples=25, deadline=None)
+@given(sigma=st.floats(0.2, 20.0), q=st.floats(1e-4, 1.0), eps=st.floats(0.0, 30.0))
+def test_one_step_delta_contains_closed_form(sigma, q, eps):
+    ref = _one_step_delta_closed_form(sigma, q, eps)
+    lo, hi = PoissonPLD(sigma, q, 1).delta(eps)
+    assert lo <= ref * (1 + 1e-12) + 1e-300 and ref * (1 - 1e-12) <= hi, (lo, ref, hi)
+
+
 def test_tighter_tolerance_gives_narrower_bracket():
     wide = PoissonPLD(1.0, 0.01, 1000, tolerance=1e-2).epsilon(1e-5)
     narrow = PoissonPLD(1.0, 0.01, 1000, tolerance=2e-4).epsilon(1e-5)
@@ -247,8 +292,8 @@ def test_round_off_floor_is_reported():
         acc.epsilon(1e-12)
     d = acc.delta(12.0)  # delta ~ 1e-10 here, below the round-off estimate
     assert d.lower <= d.upper and not d.tolerance_met and "round-off" in d.note
-    with pytest.raises(ValueError, match="exceeds 256"):
-        PoissonPLD(0.3, 0.5, 100).epsilon(1e-5)
+    with pytest.raises(ValueError, match="exceeds 1e4"):
+        PoissonPLD(0.05, 1.0, 100).epsilon(1e-5)
 
 
 # ---- validation ------------------------------------------------------------------------------

@@ -173,8 +173,12 @@ class _PairTail:
     sum_K (P(K) - e^eps Q(K))^+; the best one is where the merged loss
     lambda_K = log(P(K) / Q(K)) crosses eps, found from lambda_K itself (it differs from
     (K + offset) h by the cells' accumulated offsets, which at coarse spacings can be many
-    lattice steps), and the five splits around it are tried.  Only indices with loss
-    >= -3 h and tail mass >= 1e-30 are stored (beyond them 0 is the lower bound).
+    lattice steps), and the five splits around it are tried.
+
+    Stored from the first index with loss >= -3 h up to where the P tail falls below 1e-30
+    (beyond it 0 is the lower bound): the P tail sums ``A``, the discounted R tail sums
+    ``Bt(K) = sum_{K' >= K} e^{-(K' - K) h} R(K') = e^{(K + offset) h} sum_{K' >= K} Q(K')``
+    (no underflow at large losses) and ``d = log(P / R) = lambda_K - (K + offset) h``.
     """
 
     def __init__(self, sp: int, gp: FArr, sr: int, gr: FArr, h: float, offset: float):
@@ -184,20 +188,17 @@ class _PairTail:
         self.k0 = k0
         a = np.zeros(n)
         _place(a, k0, sp, gp)
-        b = np.zeros(n)
-        _place(b, k0, sr, gr)
-        b *= np.exp(-(np.arange(k0, k0 + n, dtype=np.float64) + offset) * h)
         A = np.cumsum(a[::-1])[::-1]
         keep = min(int(np.searchsorted(-A, -1e-30, side="right")) + 1, n)
         self.A = np.array(A[:keep])
         del A
-        self.B = np.array(np.cumsum(b[::-1])[::-1][:keep])
-        a, b = a[:keep], b[:keep]
-        # lambda_K - (K + offset) h where both masses are usable (nan elsewhere)
+        r = np.zeros(n)
+        _place(r, k0, sr, gr)
+        self.Bt = _discounted_tail(r, h)[:keep].copy()
+        a, r = a[:keep], r[:keep]
         with np.errstate(divide="ignore", invalid="ignore"):
-            ok = (a > 1e-280) & (b > 1e-280)
-            d = np.log(np.where(ok, a, 1.0) / np.where(ok, b, 1.0))
-        d -= (np.arange(k0, k0 + keep, dtype=np.float64) + offset) * h
+            ok = (a > 1e-300) & (r > 1e-300)
+            d = np.log(np.where(ok, a, 1.0)) - np.log(np.where(ok, r, 1.0))
         d[~ok] = np.nan
         self.d = d
 
@@ -209,12 +210,14 @@ class _PairTail:
     def __call__(self, eps: float) -> tuple[float, float]:
         """(value, factor): the lower value and the largest e^{eps - (K + offset) h} over the splits tried."""
         h, offset = self.h, self.offset
-        k = math.floor(eps / h - offset) + 1  # first K with (K + offset) h > eps
+        # first K with (K + offset) h > eps, inside the stored range (below it P and Q hold no
+        # mass, so a split there equals the split at its first index)
+        k = min(max(math.floor(eps / h - offset) + 1, self.k0), self.k0 + self.A.size - 1)
         for _ in range(6):  # follow lambda_K (fixed-point steps)
             off = self._lam(k)
             if math.isnan(off):
                 break
-            k_new = math.floor((eps - off) / h - offset) + 1
+            k_new = min(max(math.floor((eps - off) / h - offset) + 1, self.k0), self.k0 + self.A.size - 1)
             if k_new == k:
                 break
             k = k_new
@@ -228,13 +231,37 @@ class _PairTail:
                 k += 1
                 continue
             break
+        log_fac = max(eps - (max(k - 2, self.k0) + offset) * h, 0.0)
+        if log_fac > 700.0:  # the error factor is not representable: 0 is the (valid) lower bound
+            return 0.0, 1.0
         best = 0.0
-        ee = math.exp(min(eps, 700.0))
-        for kk in range(k - 2, k + 3):
+        for kk in range(max(k - 2, self.k0), k + 3):
             i = kk - self.k0
             if 0 <= i < self.A.size:
-                best = max(best, float(self.A[i] - ee * self.B[i]))
-        return best, math.exp(min(max(eps - (k - 2 + offset) * h, 0.0), 700.0))
+                # e^eps sum_{K' >= kk} Q(K') = e^{eps - (kk + offset) h} Bt(kk)
+                x = eps - (kk + offset) * h
+                bt = float(self.Bt[i])
+                if x < 700.0:
+                    best = max(best, float(self.A[i]) - math.exp(x) * bt)
+                elif bt <= 0.0:  # Bt is 0 up to round-off (covered by the error terms)
+                    best = max(best, float(self.A[i]))
+        return best, math.exp(log_fac)
+
+
+def _discounted_tail(r: FArr, h: float) -> FArr:
+    """t[i] = sum_{j >= i} e^{-(j - i) h} r[j], in blocks short enough that e^{h m} stays finite."""
+    n = r.size
+    t = np.empty(n)
+    m = max(1, min(n, int(600.0 / h)))  # block length: e^{h m} <= e^600
+    carry = 0.0  # t at the start of the following block
+    for s0 in range(((n - 1) // m) * m, -1, -m):
+        s1 = min(s0 + m, n)
+        w = np.exp(-h * np.arange(s1 - s0, dtype=np.float64))  # e^{-(j - s0) h}, >= e^{-600}
+        c = np.cumsum((r[s0:s1] * w)[::-1])[::-1] / w  # within-block discounted tail
+        c += carry * np.exp(-h * (s1 - np.arange(s0, s1, dtype=np.float64)))
+        t[s0:s1] = c
+        carry = float(c[0])
+    return t
 
 
 def _place(dst: FArr, k0: int, s: int, g: FArr) -> None:
@@ -510,6 +537,7 @@ class PoissonPLD:
                 note = (self._roundoff_note() if errs >= disc else
                         f"the refinement stopped after {refinements} lattices "
                         f"(last spacing {self.lattice_spacing:.3g})")
+        self._fitted = best is not None
         return (trivial if best is None else best), note
 
     def _memory_note(self) -> str:
@@ -581,7 +609,7 @@ class PoissonPLD:
         ------
         ValueError
             Where no finite epsilon can be certified: ``delta`` below the bracket's numerical
-            error terms, or epsilon beyond 256.
+            error terms, or epsilon beyond 1e4.
 
         Examples
         --------
@@ -597,19 +625,23 @@ class PoissonPLD:
         (lo, hi), note = self._refine(lambda h: invert(lambda e: self._delta_at(e, h), d),
                                       lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
         if not math.isfinite(hi):
+            if not self._fitted:
+                raise ValueError(f"no finite epsilon can be certified at delta={d:g}: no loss lattice "
+                                 f"of spacing <= {_MAX_SPACING:g} fits: {note}")
             self._raise_unbounded(d)
         return self._bracket(lo, hi, "epsilon", d, note, warn=True)
 
     def _raise_unbounded(self, d: float) -> None:
-        floor = self._delta_at(600.0, self.lattice_spacing)[1] if math.isfinite(self.lattice_spacing) else 1.0
-        if floor >= d:
+        lo, hi = self._delta_at(1e4, self.lattice_spacing)
+        if lo >= d:
             raise ValueError(
-                f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
-                f"cannot go below {floor:.3g} here (estimated FFT round-off of {self.steps} steps, "
-                f"window tails); ask for delta >= {10 * floor:.1g}")
+                f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 1e4 "
+                f"(certified delta(1e4) >= {lo:.3g}; the noise gives almost no privacy over "
+                f"{self.steps} steps)")
         raise ValueError(
-            f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 256 "
-            f"(noise_multiplier and sample_rate give almost no privacy over {self.steps} steps)")
+            f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
+            f"cannot go below {hi:.3g} here (estimated FFT round-off of {self.steps} steps, "
+            f"window tails); ask for delta >= {10 * hi:.1g}")
 
 
 def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, float, int]:
