@@ -85,7 +85,8 @@ class _Step:
         self.sigma, self.q, self.h = sigma, q, h
         z = _z_tail(tail)
         k_lo = math.floor(_loss(sigma, q, -z * sigma) / h)
-        self.k_hi = math.ceil(_loss(sigma, q, 1.0 + z * sigma) / h)
+        # (losses above 700 -- sigma below ~0.03 -- are left to the top tail: e^{k h} stays finite)
+        self.k_hi = min(math.ceil(_loss(sigma, q, 1.0 + z * sigma) / h), math.floor(700.0 / h))
         self.log1mq = math.log1p(-q) if q < 1.0 else -math.inf
         if q < 1.0 and k_lo - self.log1mq / h < _MAX_GAP:
             # cover the loss down to its infimum log(1 - q): no lower tail at all
@@ -118,9 +119,22 @@ class _Step:
         # below x_{k_lo}: loss in [log(1 - q), k_lo h] -> up to k_lo; above x_{k_hi}: +inf
         up[0] += (1.0 - q) * self.bot0 + q * self.bot1
         inf = (1.0 - q) * self.top0 + q * self.top1
+        # lower pair: the masses beyond the cells are merged into the outermost cells (any
+        # merging is a post-processing), not dropped
+        pl, ql = self._merged_tails(p, a0, (1.0 - q) * self.bot0 + q * self.bot1, self.bot0, inf, self.top0)
         k = np.arange(self.k_lo, self.k_hi, dtype=np.float64)
-        r, cc = _tilt(a0, k, h)
-        return (self.k_lo, up, inf), (self.k_lo, p, r, cc)
+        r, cc = _tilt(ql, k, h)
+        return (self.k_lo, up, inf), (self.k_lo, pl, r, cc)
+
+    @staticmethod
+    def _merged_tails(p: FArr, qm: FArr, p_bot: float, q_bot: float, p_top: float,
+                      q_top: float) -> tuple[FArr, FArr]:
+        pl, ql = p.copy(), qm.copy()
+        pl[0] += p_bot
+        ql[0] += q_bot
+        pl[-1] += p_top
+        ql[-1] += q_top
+        return pl, ql
 
     def add(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr, float]]:
         """As :meth:`remove` for the add direction: loss -L(x) under N(0, s^2)."""
@@ -149,8 +163,11 @@ class _Step:
         up[0] += self.top0  # above x_{k_hi}: loss <= -k_hi h
         if bot > 0.0 and inf == 0.0:
             up[n + extra] += bot
-        r, cc = _tilt(p[::-1], -(k[::-1] + 1.0), h)
-        return (-self.k_hi, up, inf), (-self.k_hi, a0[::-1].copy(), r, cc)
+        # lower pair (P = N(0, s^2), Q = mixture), the masses beyond the cells merged in
+        pl, ql = self._merged_tails(a0, p, self.bot0, (1.0 - q) * self.bot0 + q * self.bot1,
+                                    self.top0, (1.0 - q) * self.top0 + q * self.top1)
+        r, cc = _tilt(ql[::-1], -(k[::-1] + 1.0), h)
+        return (-self.k_hi, up, inf), (-self.k_hi, pl[::-1].copy(), r, cc)
 
 
 def _tilt(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
@@ -329,7 +346,8 @@ class PoissonPLD:
       step, and so is the composed pair merged by the sum of the cells' lattice indices; its
       hockey-stick divergence sum_K (P(K) - e^eps Q(K))^+ is at least every partial sum over
       K >= K*.  Q is composed tilted by e^{(k + c) h} (c normalising the tilted masses), so
-      its round-off is not magnified by e^eps.  Mass beyond the outermost cells is dropped.
+      its round-off is not magnified by e^eps.  Mass beyond the outermost cells is merged
+      into them (a post-processing too).
     * Composition: one FFT power of each single-step PMF on a window that holds all but 1e-14
       of the mass on each side (Chernoff bounds of the lattice law; Koskela, Jälkö, Honkela:
       "Computing tight differential privacy guarantees using FFT"); segments of a
