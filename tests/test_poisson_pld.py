@@ -339,6 +339,28 @@ def test_cache_is_shared_and_answers_do_not_depend_on_it():
     assert tuple(a) == tuple(b) == tuple(c)
 
 
+def test_threads_match_serial():
+    import threading
+
+    acc = PoissonPLD(1.2, 0.02, 800)
+    queries = [("epsilon", 1e-5), ("delta", 1.0), ("epsilon", 1e-7), ("delta", 3.0)] * 2
+    clear_cache()
+    serial = [tuple(getattr(acc, kind)(x)) for kind, x in queries]
+    clear_cache()
+    out = [None] * len(queries)
+
+    def work(i):
+        kind, x = queries[i]
+        out[i] = tuple(getattr(acc, kind)(x))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(queries))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == serial
+
+
 def test_docstring_examples():
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -5,7 +5,7 @@ Public class: :class:`PoissonPLD`.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -294,6 +294,13 @@ def _place(dst: FArr, k0: int, s: int, g: FArr) -> None:
 _Lattice = list[tuple[HockeyStick, float, _PairTail, float, float]]
 
 
+class _Refined(NamedTuple):
+    bracket: tuple[float, float]
+    note: str
+    spacing: float  # nan if no lattice fitted
+    needed: int  # window a tighter lattice asked for (0 if it fitted)
+
+
 class PoissonPLD:
     """Privacy-loss distribution of Poisson-subsampled Gaussian steps, certified brackets.
 
@@ -358,7 +365,7 @@ class PoissonPLD:
     (the shared composition's error model, added to the upper and subtracted from the lower
     bound) and the floating-point error of the cell masses (64 ulp per step and bound).  The
     FFT estimate grows like T sqrt(window) and sets the smallest delta that can be certified
-    (about 3e-8 at T = 1e4); :meth:`epsilon` raises ``ValueError`` below it.
+    (about 2e-8 at T = 1e4); :meth:`epsilon` raises ``ValueError`` below it.
 
     The lattice spacing comes from a first epsilon guess (the Gaussian-DP central limit
     mu = q sqrt(T (e^{1/s^2} - 1))) and is refined while the bracket is wider than the
@@ -489,15 +496,17 @@ class PoissonPLD:
 
     def _refine(self, query: Callable[[float], tuple[float, float]],
                 at: Callable[[tuple[float, float]], float], h: float,
-                trivial: tuple[float, float]) -> tuple[tuple[float, float], str]:
+                trivial: tuple[float, float]) -> _Refined:
         """Run ``query`` at spacing h, then at finer spacings while the bracket misses the tolerance.
 
         ``at(bracket)`` is the eps where the delta gap is examined.  Every bracket found is
         certified, so their intersection is returned (``trivial`` if no window fits at all),
-        with a note saying why the tolerance was missed ("" if it was met).
+        with a note saying why the tolerance was missed ("" if it was met).  Uses no mutable
+        state of the object (concurrent queries are safe); the caller publishes the outcome.
         """
         best: tuple[float, float] | None = None
-        self.lattice_needed = 0
+        needed = 0
+        spacing = math.nan
         note = ""
         refinements = coarsenings = 0
         disc = errs = 0.0
@@ -505,8 +514,8 @@ class PoissonPLD:
             try:
                 res = query(h)
             except WindowTooLarge as exc:
-                self.lattice_needed = max(self.lattice_needed, exc.needed)
-                note = self._memory_note()
+                needed = max(needed, exc.needed)
+                note = self._memory_note(needed)
                 if best is not None:
                     break
                 coarsenings += 1  # coarsen until the window fits: certified, only wider
@@ -515,7 +524,7 @@ class PoissonPLD:
                     break
                 continue
             refinements += 1
-            self.lattice_spacing = h
+            spacing = h
             best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
             w = (best[1] - best[0]) / best[1] if best[1] > 0 else 0.0
             if w <= self.tolerance:
@@ -554,12 +563,10 @@ class PoissonPLD:
             if best is not None and not note:
                 note = (self._roundoff_note() if errs >= disc else
                         f"the refinement stopped after {refinements} lattices "
-                        f"(last spacing {self.lattice_spacing:.3g})")
-        self._fitted = best is not None
-        return (trivial if best is None else best), note
+                        f"(last spacing {spacing:.3g})")
+        return _Refined(trivial if best is None else best, note, spacing, needed)
 
-    def _memory_note(self) -> str:
-        n = self.lattice_needed
+    def _memory_note(self, n: int) -> str:
         return (f"meeting the tolerance needs a composition window of about {n:,} lattice points "
                 f"(~{n * 8 * 6 / 2 ** 20:,.0f} MB peak), above max_lattice={self.max_lattice:,}; "
                 "pass a larger max_lattice to tighten it")
@@ -569,16 +576,16 @@ class PoissonPLD:
                 f"({self.steps} steps), which grows with the window: no lattice spacing "
                 "narrows it further")
 
-    def _bracket(self, lo: float, hi: float, quantity: str, at: float, note: str,
-                 warn: bool) -> PrivacyBracket:
+    def _bracket(self, res: _Refined, quantity: str, at: float, warn: bool) -> PrivacyBracket:
+        self.lattice_spacing, self.lattice_needed = res.spacing, res.needed  # reported only
         return PrivacyBracket(
-            lo, hi, quantity=quantity, at=at, tolerance=self.tolerance,
+            res.bracket[0], res.bracket[1], quantity=quantity, at=at, tolerance=self.tolerance,
             method=(f"exact Poisson-subsampled Gaussian PLD (loss lattice of spacing "
-                    f"{self.lattice_spacing:.3g} composed over {self.steps} steps by FFT)"),
+                    f"{res.spacing:.3g} composed over {self.steps} steps by FFT)"),
             certified=("cell discretisation (connect-the-dots split up, merged cell pair down), "
                        "mass beyond the cells, composition window tails"),
             estimated="FFT round-off of the composition; floating-point error of the cell masses",
-            note=note, warn=warn)
+            note=res.note, warn=warn)
 
     # ---- public ---------------------------------------------------------------------
     def delta(self, epsilon: float) -> PrivacyBracket:
@@ -604,9 +611,9 @@ class PoissonPLD:
         True
         """
         eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
-        (lo, hi), note = self._refine(lambda h: self._delta_at(eps, h), lambda b: eps,
-                                      self._spacing_for(max(eps, self._mu)), (0.0, 1.0))
-        return self._bracket(lo, hi, "delta", eps, note, warn=False)
+        res = self._refine(lambda h: self._delta_at(eps, h), lambda b: eps,
+                           self._spacing_for(max(eps, self._mu)), (0.0, 1.0))
+        return self._bracket(res, "delta", eps, warn=False)
 
     def epsilon(self, delta: float) -> PrivacyBracket:
         """Certified bracket ``[lower, upper]`` of epsilon(delta).
@@ -640,17 +647,17 @@ class PoissonPLD:
         guess = float(_gdp_epsilon(d, self._mu)) if self._mu > 0 else 1.0
         if not math.isfinite(guess):
             guess = 1.0
-        (lo, hi), note = self._refine(lambda h: invert(lambda e: self._delta_at(e, h), d),
-                                      lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
-        if not math.isfinite(hi):
-            if not self._fitted:
+        res = self._refine(lambda h: invert(lambda e: self._delta_at(e, h), d),
+                           lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
+        if not math.isfinite(res.bracket[1]):
+            if not math.isfinite(res.spacing):
                 raise ValueError(f"no finite epsilon can be certified at delta={d:g}: no loss lattice "
-                                 f"of spacing <= {_MAX_SPACING:g} fits: {note}")
-            self._raise_unbounded(d)
-        return self._bracket(lo, hi, "epsilon", d, note, warn=True)
+                                 f"of spacing <= {_MAX_SPACING:g} fits: {res.note}")
+            self._raise_unbounded(d, res.spacing)
+        return self._bracket(res, "epsilon", d, warn=True)
 
-    def _raise_unbounded(self, d: float) -> None:
-        lo, hi = self._delta_at(1e4, self.lattice_spacing)
+    def _raise_unbounded(self, d: float, spacing: float) -> None:
+        lo, hi = self._delta_at(1e4, spacing)
         if lo >= d:
             raise ValueError(
                 f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 1e4 "
