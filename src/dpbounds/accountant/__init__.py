@@ -11,6 +11,7 @@ tradeoff_exact(a, sigma, rounds)            f_M(a) and an absolute error bound
 exact_max_gap(sigma, rounds)                TV(P0, P1), the true delta of f >= f_{0, delta}
 gap_ratio(sigma, rounds, coefficient)       delta_min (Theorem 3.1) / true gap
 RandomAllocationPLD(sigma, rounds, epochs)  certified brackets of eps(delta), delta(eps)
+PoissonPLD(noise_multiplier, sample_rate, steps)  the same for Poisson-subsampled Gaussian DP-SGD
 RandomAllocationAccountant(noise_multiplier, rounds_per_epoch, epochs, method=...)
 PrivacyBracket                              the result of epsilon / delta queries
 clear_cache(), cache_info()                 the one cache of single-epoch laws
@@ -41,6 +42,7 @@ from dpbounds.accountant._accountant import RandomAllocationAccountant
 from dpbounds.accountant._cache import cache_info, clear_cache, set_cache_limit
 from dpbounds.accountant._curve import exact_max_gap, gap_ratio, tradeoff_exact
 from dpbounds.accountant._pld import RandomAllocationPLD
+from dpbounds.accountant._poisson import PoissonPLD
 from dpbounds.accountant._select import law_for
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "exact_max_gap",
     "gap_ratio",
     "RandomAllocationPLD",
+    "PoissonPLD",
     "RandomAllocationAccountant",
     "PrivacyBracket",
     "clear_cache",
