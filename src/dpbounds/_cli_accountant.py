@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from dpbounds._cli_core import _count
+from dpbounds._result import PrivacyBracket
 
 #: exit status of ``dpbounds epsilon`` when the certified bracket is wider than ``--tolerance``
 EXIT_TOLERANCE_MISSED = 3
@@ -58,7 +59,7 @@ def _epsilon(args: argparse.Namespace) -> int:
         out = {"epsilon_lower": lo if math.isfinite(lo) else None,
                "epsilon_upper": hi if math.isfinite(hi) else None,
                "method": args.method, "kind": acc.bound_kind}
-        if hasattr(res, "to_dict"):
+        if isinstance(res, PrivacyBracket):
             d = res.to_dict()
             out.update({"tolerance": d["tolerance"], "tolerance_met": d["tolerance_met"],
                         "relative_width": d["relative_width"], "computed_by": d["method"],

@@ -359,7 +359,7 @@ class LognormalSum(SingleEpochLaw):
             jd = np.maximum(j_dn, jdmin)
             pd = np.bincount(jd - jdmin, weights=pf)
             miss_lo = tails_up[direction] + err + float(np.sum(p[~fin_hi])) * 0.0
-            out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
+            out[direction] = (jmin, pu.astype(np.float64), inf_up, jdmin, pd.astype(np.float64), miss_lo)
         return out
 
     def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
