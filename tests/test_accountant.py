@@ -13,24 +13,25 @@ from dpbounds.accountant import RandomAllocationAccountant, tradeoff_exact
 
 def test_methods_and_labels():
     ex = RandomAllocationAccountant(1.0, 100, 1)
-    lo, hi = ex.get_epsilon(1e-5)
+    lo, hi = ex.get_epsilon_bracket(1e-5)
     assert lo <= hi and ex.bound_kind == "certified bracket"
+    assert ex.get_epsilon(1e-5) == hi  # the float answer is the certified upper end
     ga = RandomAllocationAccountant(1.0, 100, 1, method="gdp_asymptotic")
     assert "not a bound" in ga.bound_kind
     assert ga.gdp_mu() == pytest.approx(math.sqrt(math.expm1(1.0) / 100), rel=1e-15)
-    e_g = ga.get_epsilon(1e-5)
+    e_g = ga.get_epsilon_bracket(1e-5)
     assert e_g[0] == e_g[1] > 0
-    d = ga.get_delta(e_g[0])[0]
+    d = ga.get_delta_bracket(e_g[0])[0]
     assert d == pytest.approx(1e-5, rel=1e-9)
 
 
 def test_closed_form_matches_theorem31():
     cf = RandomAllocationAccountant(1.0, 1_000_000, 4, method="closed_form")
     dmin = float(U.delta_bound_exact(1.0, 1e6))
-    assert cf.get_delta(1.0)[1] == pytest.approx(float(U.compose_delta(dmin, 4.0)), rel=1e-15)
+    assert cf.get_delta_bracket(1.0)[1] == pytest.approx(float(U.compose_delta(dmin, 4.0)), rel=1e-15)
     # exact delta at eps -> 0 is TV of the E-fold pair, below the closed-form bound
     ex = RandomAllocationAccountant(1.0, 1_000_000, 1)
-    assert ex.get_delta(1e-9)[1] < dmin
+    assert ex.get_delta_bracket(1e-9)[1] < dmin
     with pytest.raises(ValueError, match="Theorem 3.1 does not apply"):
         RandomAllocationAccountant(1.0, 10, 1, method="closed_form").get_delta(1.0)
     with pytest.raises(ValueError, match="no Gaussian-DP"):
@@ -67,7 +68,7 @@ def test_cli_epsilon_and_curve(tmp_path, capsys):
 def test_peer_pld_accounting_brackets_overlap(sigma, M, E):
     pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
     up, lo = pa.gaussian_allocation_epsilon_range(delta=1e-5, sigma=sigma, num_steps=M, num_epochs=E)
-    ours = RandomAllocationAccountant(sigma, M, E).get_epsilon(1e-5)
+    ours = RandomAllocationAccountant(sigma, M, E).get_epsilon_bracket(1e-5)
     assert ours[1] >= lo  # our upper bound never below their lower bound
     assert ours[0] <= up  # and vice versa
     assert ours[1] - ours[0] <= up - lo

@@ -19,9 +19,9 @@ def _queries():
     """name -> zero-argument callable returning plain numbers (tuples / floats / arrays)."""
     a = np.array([1e-6, 0.01, 0.3, 0.9])
     return {
-        "eps E=1": lambda: tuple(A.RandomAllocationAccountant(1.0, 100, 1).get_epsilon(1e-5)),
-        "delta E=1": lambda: tuple(A.RandomAllocationAccountant(1.0, 100, 1).get_delta(1.0)),
-        "eps E=3": lambda: tuple(A.RandomAllocationAccountant(1.0, 100, 3).get_epsilon(1e-5)),
+        "eps E=1": lambda: tuple(A.RandomAllocationAccountant(1.0, 100, 1).get_epsilon_bracket(1e-5)),
+        "delta E=1": lambda: tuple(A.RandomAllocationAccountant(1.0, 100, 1).get_delta_bracket(1.0)),
+        "eps E=3": lambda: tuple(A.RandomAllocationAccountant(1.0, 100, 3).get_epsilon_bracket(1e-5)),
         "delta E=3": lambda: tuple(A.RandomAllocationPLD(1.0, 100, 3).delta(2.0)),
         "gdp_mu": lambda: A.RandomAllocationAccountant(1.0, 100, 3).gdp_mu(),
         "tradeoff": lambda: tuple(np.asarray(v).tobytes() for v in A.tradeoff_exact(a, 1.0, 100)),
@@ -107,7 +107,7 @@ def test_law_choice_does_not_depend_on_what_is_cached(monkeypatch):
 
 
 def test_result_object_fields():
-    r = A.RandomAllocationAccountant(1.0, 100, 3).get_epsilon(1e-5)
+    r = A.RandomAllocationAccountant(1.0, 100, 3).get_epsilon_bracket(1e-5)
     assert isinstance(r, PrivacyBracket) and isinstance(r, tuple) and len(r) == 2
     lo, hi = r
     assert r.lower == lo <= hi == r.upper == float(r)
@@ -141,5 +141,5 @@ def test_nothing_finite_raises_instead_of_zero_inf():
 def test_large_epsilon_is_finite():
     # was (256.0, inf): the root search now brackets epsilon up to 1e4
     with pytest.warns(PrecisionWarning, match="max_lattice"):  # 7 % wide at the memory cap: said so
-        lo, hi = A.RandomAllocationAccountant(1.1, 234, 100000).get_epsilon(1e-5)
+        lo, hi = A.RandomAllocationAccountant(1.1, 234, 100000).get_epsilon_bracket(1e-5)
     assert 256 < lo <= hi < math.inf

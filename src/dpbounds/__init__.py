@@ -38,6 +38,8 @@ from dpbounds.curve import TradeoffCurve
 from dpbounds._errors import PrecisionWarning
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant import (
+    PoissonAccountant,
+    PrivacyAccountant,
     RandomAllocationAccountant,
     RandomAllocationPLD,
     exact_max_gap,
@@ -63,6 +65,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PrecisionWarning",
+    "PoissonAccountant",
+    "PrivacyAccountant",
     "PrivacyBracket",
     "BERRY_ESSEEN_CONSTANT",
     "RandomAllocationAccountant",

@@ -51,7 +51,7 @@ def _epsilon(args: argparse.Namespace) -> int:
         from dpbounds import PrecisionWarning
 
         warnings.simplefilter("ignore", PrecisionWarning)
-        res = acc.get_epsilon(args.delta)
+        res = acc.get_epsilon_bracket(args.delta)
     lo, hi = res
     met = bool(getattr(res, "tolerance_met", True))
     note = str(getattr(res, "note", ""))

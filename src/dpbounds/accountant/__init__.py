@@ -13,6 +13,8 @@ gap_ratio(sigma, rounds, coefficient)       delta_min (Theorem 3.1) / true gap
 RandomAllocationPLD(sigma, rounds, epochs)  certified brackets of eps(delta), delta(eps)
 PoissonPLD(noise_multiplier, sample_rate, steps)  the same for Poisson-subsampled Gaussian DP-SGD
 RandomAllocationAccountant(noise_multiplier, rounds_per_epoch, epochs, method=...)
+PoissonAccountant(noise_multiplier, sample_rate, steps)  exact PLD accountant for Poisson subsampling
+PrivacyAccountant                           the protocol both follow (step, get_epsilon, history, ...)
 PrivacyBracket                              the result of epsilon / delta queries
 clear_cache(), cache_info()                 the one cache of single-epoch laws
 
@@ -43,6 +45,8 @@ from dpbounds.accountant._cache import cache_info, clear_cache, set_cache_limit
 from dpbounds.accountant._curve import exact_max_gap, gap_ratio, tradeoff_exact
 from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._poisson import PoissonPLD
+from dpbounds.accountant._poisson_accountant import PoissonAccountant
+from dpbounds.accountant._protocol import PrivacyAccountant
 from dpbounds.accountant._select import law_for
 
 __all__ = [
@@ -52,6 +56,8 @@ __all__ = [
     "RandomAllocationPLD",
     "PoissonPLD",
     "RandomAllocationAccountant",
+    "PoissonAccountant",
+    "PrivacyAccountant",
     "PrivacyBracket",
     "clear_cache",
     "cache_info",

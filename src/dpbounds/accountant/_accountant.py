@@ -11,52 +11,164 @@ from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
 from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
-from dpbounds.accountant._params import check_sigma_rounds
+from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
+from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
+from dpbounds.accountant._params import ROUNDS_MAX, SIGMA_MAX, SIGMA_MIN, check_sigma_rounds
 from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._select import law_for, require_converged
 
 __all__ = ["RandomAllocationAccountant"]
 
 
-class RandomAllocationAccountant:
-    """(eps, delta) and trade-off accounting for E epochs of random allocation.
+class RandomAllocationAccountant(PrivacyAccountant):
+    """Exact privacy accountant for DP-SGD with random allocation (balls-and-bins sampling).
+
+    In every epoch each example is put into exactly one of the M steps, chosen uniformly and
+    independently (:func:`dpbounds.sampling.random_allocation` realises it).  The accountant
+    follows the package's accountant protocol (Opacus conventions): ``step(noise_multiplier=,
+    sample_rate=1/M)`` in the training loop, ``get_epsilon(delta) -> float`` (the certified
+    upper end), ``get_epsilon_bracket(delta)`` for the whole :class:`~dpbounds.PrivacyBracket`.
 
     Parameters
     ----------
-    noise_multiplier : float (sigma)
-    rounds_per_epoch : int (M)
-    epochs : int (E)
+    noise_multiplier : float, optional
+        sigma, in [0.3, 20].  With ``rounds_per_epoch`` (or ``dataset_size``/``batch_size``) and
+        ``epochs`` or ``steps``, the accountant starts with that history (default: one epoch);
+        without it the accountant starts empty and ``step()`` records the training.
+    rounds_per_epoch : int, optional
+        M, the number of steps per epoch (sample rate 1/M), in [2, 1e9].
+    epochs : int, optional
+        E whole epochs (or give ``steps``; a trailing partial epoch is accounted as described in
+        the documentation's accountant chapter).
     method : {"exact", "closed_form", "gdp_asymptotic"}
-        ``"exact"``: certified numerical brackets (this module).  ``"closed_form"``: Theorem 3.1
-        delta_min composed over epochs (an upper bound on delta, valid only where the theorem
-        applies, else ValueError).  ``"gdp_asymptotic"``: the Theorem 4.2 / Poisson limit
-        mu = sqrt(E (e^{1/sigma^2} - 1) / M) -- an asymptotic *approximation*, never a bound.
+        ``"exact"``: certified numerical brackets.  ``"closed_form"``: Theorem 3.1's delta_min
+        composed over epochs (an upper bound on delta, valid only where the theorem applies, else
+        ValueError).  ``"gdp_asymptotic"``: the Poisson-limit Gaussian-DP mu
+        sqrt(E (e^{1/sigma^2} - 1) / M) -- an asymptotic *approximation*, never a bound.
     tolerance : float
-        Relative width target of the exact epsilon bracket.
+        Relative width target of the exact epsilon bracket (default 2e-3).
+    max_lattice : int
+        Memory cap of the loss lattice (see :class:`RandomAllocationPLD`).
+    dataset_size, batch_size : int, optional
+        N and B instead of ``rounds_per_epoch``: M = N // B (so the expected batch N / M is at
+        least B).
+    steps : int, optional
+        Number of steps instead of ``epochs``.
 
-    ``get_epsilon`` / ``get_delta`` return ``(lower, upper)`` for ``"exact"``, the bound for
-    ``"closed_form"`` (as ``(nan, upper)`` -- no lower bound) and the approximation
-    ``(value, value)`` for ``"gdp_asymptotic"``; ``bound_kind`` says which.
+    Examples
+    --------
+    >>> from dpbounds import RandomAllocationAccountant
+    >>> acc = RandomAllocationAccountant(noise_multiplier=1.1, dataset_size=60000, batch_size=256, epochs=10)
+    >>> acc.rounds, len(acc)
+    (234.0, 2340)
+    >>> eps = acc.get_epsilon(1e-5)        # a float: the certified upper end
+    >>> f"{eps:.3f}", eps < 3
+    ('0.881', True)
+
+    In a training loop:
+
+    >>> acc = RandomAllocationAccountant()
+    >>> for _ in range(2 * 234):
+    ...     acc.step(noise_multiplier=1.1, sample_rate=1 / 234)
+    >>> acc.history
+    [(1.1, 0.004273504273504274, 468)]
     """
 
     METHODS = ("exact", "closed_form", "gdp_asymptotic")
+    mechanism = "random_allocation"
 
-    def __init__(self, noise_multiplier: float, rounds_per_epoch: int, epochs: int = 1,
-                 method: str = "exact", tolerance: float = 2e-3):
-        self.sigma, self.rounds = check_sigma_rounds(noise_multiplier, rounds_per_epoch,
-                                                      "noise_multiplier", "rounds_per_epoch")
-        self.epochs = int(V.check_rounds("epochs", epochs, minimum=1))
+    def __init__(self, noise_multiplier: float | None = None, rounds_per_epoch: float | None = None,
+                 epochs: float | None = None, *, method: str = "exact", tolerance: float = 2e-3,
+                 max_lattice: int = 2 ** 21, dataset_size: int | None = None,
+                 batch_size: int | None = None, steps: int | None = None):
+        super().__init__()
         self.method = V.check_choice("method", method, self.METHODS)
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.max_lattice = int(V.check_count("max_lattice", max_lattice, minimum=1024))
         self.bound_kind = {"exact": "certified bracket", "closed_form": "upper bound (Theorem 3.1)",
                            "gdp_asymptotic": "asymptotic approximation (not a bound)"}[self.method]
-        self._pld: RandomAllocationPLD | None = None
+        if dataset_size is not None or batch_size is not None:
+            if dataset_size is None or batch_size is None:
+                raise ValueError("dataset_size and batch_size go together (M = dataset_size // batch_size)")
+            n = V.check_count("dataset_size", dataset_size, minimum=2)
+            b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
+            m_from = n // b
+            if m_from < 2:
+                raise ValueError(f"dataset_size // batch_size must be >= 2 rounds per epoch, got {n} // {b} = {m_from}")
+            if rounds_per_epoch is not None and float(rounds_per_epoch) != m_from:
+                raise ValueError(f"rounds_per_epoch={rounds_per_epoch!r} contradicts dataset_size // batch_size = {m_from}")
+            rounds_per_epoch = m_from
+        if epochs is not None and steps is not None:
+            raise ValueError("give epochs or steps, not both")
+        if noise_multiplier is None:
+            if rounds_per_epoch is not None and (epochs is not None or steps is not None):
+                raise ValueError("noise_multiplier is needed to start with a history (epochs or steps)")
+            if rounds_per_epoch is not None:
+                check_sigma_rounds(SIGMA_MIN, rounds_per_epoch, "noise_multiplier", "rounds_per_epoch")
+            self._M_hint = None if rounds_per_epoch is None else float(rounds_per_epoch)
+            return
+        if rounds_per_epoch is None:
+            raise ValueError("rounds_per_epoch (or dataset_size and batch_size) is needed with noise_multiplier")
+        s, m = check_sigma_rounds(noise_multiplier, rounds_per_epoch, "noise_multiplier", "rounds_per_epoch")
+        self._M_hint = m
+        if steps is not None:
+            n_steps = V.check_count("steps", steps, minimum=1)
+        else:
+            e = 1 if epochs is None else V.check_count("epochs", epochs, minimum=1)
+            n_steps = e * int(m)
+        self._record(s, 1.0 / m, n_steps)
+
+    # ---------------------------------------------------------------- protocol
+    def _check_step(self, noise_multiplier: float, sample_rate: float) -> tuple[float, float]:
+        s, q = super()._check_step(noise_multiplier, sample_rate)
+        m = rounds_from_rate(q)
+        check_sigma_rounds(s, m, "noise_multiplier", "rounds_per_epoch")
+        return s, 1.0 / m  # the canonical rate of M rounds (grouping compares it exactly)
+
+    def _options(self) -> dict[str, object]:
+        return {"method": self.method, "tolerance": self.tolerance, "max_lattice": self.max_lattice}
+
+    def _runs(self) -> tuple[Run, ...]:
+        if not self._history:
+            raise ValueError("no steps recorded yet: call step() or construct with noise_multiplier, "
+                             "rounds_per_epoch and epochs")
+        return runs_from_history(self.history)
+
+    def _homogeneous(self) -> tuple[float, float, int]:
+        """(sigma, M, E) of a history of whole epochs with one (sigma, M), else ValueError."""
+        runs = self._runs()
+        if len(runs) != 1 or runs[0][3] != 0:
+            raise ValueError("this answer needs a history of whole epochs with one noise multiplier and "
+                             f"one sample rate (got {len(runs)} runs of epochs, the last one partial: "
+                             f"{runs[-1][3] != 0}); method='exact' get_epsilon/get_delta serve any history")
+        s, m, e, _ = runs[0]
+        return s, m, e
+
+    @property
+    def sigma(self) -> float:
+        """The noise multiplier of a homogeneous history (ValueError otherwise)."""
+        return self._homogeneous()[0]
+
+    @property
+    def rounds(self) -> float:
+        """M, the rounds per epoch of the history (or the one the accountant was made with)."""
+        if not self._history and self._M_hint is not None:
+            return self._M_hint
+        ms = {rounds_from_rate(q) for _, q, _ in self._history}
+        if len(ms) != 1:
+            raise ValueError(f"the history uses several rounds per epoch: {sorted(ms)}")
+        return float(ms.pop())
+
+    @property
+    def epochs(self) -> int:
+        """Whole epochs of a homogeneous history (ValueError otherwise)."""
+        return self._homogeneous()[2]
 
     @property
     def pld(self) -> RandomAllocationPLD:
-        if self._pld is None:
-            self._pld = RandomAllocationPLD(self.sigma, self.rounds, self.epochs, self.tolerance)
-        return self._pld
+        """The privacy-loss distribution of a homogeneous history of whole epochs."""
+        s, m, e = self._homogeneous()
+        return RandomAllocationPLD(s, m, e, self.tolerance, self.max_lattice)
 
     def gdp_mu(self) -> float:
         """mu of Gaussian DP.
@@ -83,47 +195,58 @@ class RandomAllocationAccountant:
             raise ValueError("Theorem 3.1 gives no Gaussian-DP statement; use method='exact' "
                              "(certified scan) or 'gdp_asymptotic' (approximation)")
         if self.method == "gdp_asymptotic":
-            return mu_poisson_limit(self.sigma, self.rounds, self.epochs)
-        law = law_for(self.sigma, self.rounds, "curve")
+            return self._gdp_mu_asymptotic()
+        s, m, e = self._homogeneous()
+        law = law_for(s, m, "curve")
         require_converged(law)
         a_lo, a_hi, f_lo, f_hi = (np.asarray(v, dtype=float) for v in law.curve_points())
-        return certified_gdp_mu(a_lo, a_hi, f_lo, f_hi, certified) * math.sqrt(self.epochs)
+        return certified_gdp_mu(a_lo, a_hi, f_lo, f_hi, certified) * math.sqrt(e)
 
-    def get_delta(self, epsilon: float) -> tuple[float, float]:
-        """Bracket of delta(epsilon) (see the class docstring for what each method returns)."""
-        eps = float(V.check_finite_positive("epsilon", epsilon))
+    def _gdp_mu_asymptotic(self) -> float:
+        runs = self._runs()
+        return math.sqrt(sum(mu_poisson_limit(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
+
+    def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
+        """Bracket of delta(epsilon) after the recorded steps (exact: certified)."""
+        eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
         if self.method == "exact":
-            return self.pld.delta(eps)
+            return history_delta(self._runs(), eps, self.tolerance, self.max_lattice)
         if self.method == "gdp_asymptotic":
-            d = float(gdp_delta(eps, self.gdp_mu()))
+            d = float(gdp_delta(eps, self._gdp_mu_asymptotic()))
             return PrivacyBracket(d, d, quantity="delta", at=eps, tolerance=self.tolerance,
                                   method="Gaussian-DP asymptotic approximation (not a bound)")
-        return math.nan, self._closed_form_delta()
+        return PrivacyBracket(0.0, self._closed_form_delta(), quantity="delta", at=eps, tolerance=math.inf,
+                              method="Theorem 3.1 delta_min composed over epochs (upper bound only)",
+                              certified="the closed form of Theorem 3.1", warn=False)
 
     def _closed_form_delta(self) -> float:
         from dpbounds import _ufuncs as U
 
-        d = float(U.delta_bound_exact(self.sigma, self.rounds))
+        s, m, e = self._homogeneous()
+        d = float(U.delta_bound_exact(s, m))
         if not math.isfinite(d):
             raise ValueError(
-                f"Theorem 3.1 does not apply at sigma={self.sigma}, rounds={self.rounds} "
+                f"Theorem 3.1 does not apply at sigma={s}, rounds={m} "
                 "(condition (2) or M >= 3 / sigma >= sqrt(3/ln M) fails); use method='exact'")
-        return float(U.compose_delta(d, float(self.epochs)))
+        return float(U.compose_delta(d, float(e)))
 
-    def get_epsilon(self, delta: float) -> tuple[float, float]:
-        """Bracket of epsilon(delta) (see the class docstring for what each method returns)."""
+    def get_epsilon_bracket(self, delta: float) -> PrivacyBracket:
+        """Bracket of epsilon(delta) after the recorded steps (exact: certified, see PrivacyBracket)."""
         d = float(V.check_open_unit("delta", delta))
         if self.method == "exact":
-            return self.pld.epsilon(d)
+            return history_epsilon(self._runs(), d, self.tolerance, self.max_lattice)
         if self.method == "gdp_asymptotic":
-            e = float(gdp_epsilon(d, self.gdp_mu()))
+            e = float(gdp_epsilon(d, self._gdp_mu_asymptotic()))
             return PrivacyBracket(e, e, quantity="epsilon", at=d, tolerance=self.tolerance,
                                   method="Gaussian-DP asymptotic approximation (not a bound)")
         # Theorem 3.1 gives f >= f_{0, delta_min}: (0, delta)-DP for delta >= composed delta_min
-        return (math.nan, 0.0) if self._closed_form_delta() <= d else (math.nan, math.inf)
+        up = 0.0 if self._closed_form_delta() <= d else math.inf
+        return PrivacyBracket(0.0, up, quantity="epsilon", at=d, tolerance=math.inf,
+                              method="Theorem 3.1 delta_min composed over epochs (upper bound only)",
+                              certified="the closed form of Theorem 3.1", warn=False)
 
     def tradeoff(self, a: Any) -> tuple[Any, Any]:
-        """Trade-off information at type-I errors ``a``.
+        """Trade-off information at type-I errors ``a`` (homogeneous histories of whole epochs).
 
         ``epochs == 1``: the exact curve f_M(a) of the dominating pair and its error bound
         (:func:`tradeoff_exact`).  ``epochs > 1``: ``(lower, nan)`` where ``lower`` is a
@@ -132,7 +255,8 @@ class RandomAllocationAccountant:
         """
         if self.method != "exact":
             raise ValueError("tradeoff(a) is available for method='exact'")
-        if self.epochs == 1:
-            return tradeoff_exact(a, self.sigma, self.rounds)
+        s, m, e = self._homogeneous()
+        if e == 1:
+            return tradeoff_exact(a, s, m)
         lower = self.pld.tradeoff_lower(a)
         return lower, np.full(np.shape(lower), np.nan) if np.ndim(lower) else math.nan

@@ -14,6 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds import _validation as V
+from dpbounds._result import PrivacyBracket
+from dpbounds.accountant._protocol import PrivacyAccountant
 from dpbounds.rdp import _rdp
 from dpbounds.rdp._mechanisms import (
     Mechanism,
@@ -31,8 +33,14 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-class RDPAccountant:
+class RDPAccountant(PrivacyAccountant):
     """Analytical moments accountant: symbolic composition, conversion by 1-D optimisation.
+
+    Follows the package's accountant protocol: ``step(noise_multiplier=, sample_rate=)`` records
+    one Poisson-subsampled Gaussian step (add/remove neighbours, as Opacus' RDP accountant);
+    ``get_epsilon(delta)`` is a float; ``get_epsilon_bracket(delta)`` returns a
+    :class:`~dpbounds.PrivacyBracket` whose lower end is 0 (RDP gives upper bounds only).
+    ``compose(mechanism, count)`` adds any mechanism of :mod:`dpbounds.rdp` directly.
 
     Parameters
     ----------
@@ -57,6 +65,7 @@ class RDPAccountant:
 
     def __init__(self, orders: None | str | Iterable[float] = None, conversion: str = "improved",
                  max_order: float = 1e4) -> None:
+        super().__init__()
         self.conversion = V.check_choice("conversion", conversion, ("improved", "classic"))
         if orders is None:
             self.orders: NDArray[np.float64] | None = None
@@ -73,6 +82,49 @@ class RDPAccountant:
             raise ValueError(f"max_order must be in [2, 1e6], got {max_order!r}")
         self.max_order = mo
         self._terms: dict[object, tuple[Mechanism, float]] = {}
+
+    mechanism = "rdp"
+
+    # ---------------------------------------------------------------- protocol
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Record one Poisson-subsampled Gaussian step (consecutive equal steps are grouped)."""
+        s, q = self._check_step(noise_multiplier, sample_rate)
+        self._record(s, q, 1)
+        self.compose(PoissonGaussian(s, q), 1)
+
+    def _options(self) -> dict[str, object]:
+        orders = None if self.orders is None else [float(o) for o in self.orders]
+        return {"orders": orders, "conversion": self.conversion, "max_order": self.max_order}
+
+    def state_dict(self) -> dict[str, object]:
+        """Plain JSON-able state (covers histories recorded with ``step()``)."""
+        stepped = sum(n for _, _, n in self._history)
+        composed = sum(c for _, c in self._terms.values())
+        if composed != stepped:
+            raise ValueError("state_dict() covers histories recorded with step(); this accountant also "
+                             "has mechanisms added with compose()")
+        return super().state_dict()
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        super().load_state_dict(state)
+        self._terms = {}
+        for s, q, n in self._history:
+            self.compose(PoissonGaussian(s, q), n)
+
+    def get_epsilon_bracket(self, delta: float) -> PrivacyBracket:
+        """[0, epsilon(delta)]: RDP conversion gives an upper bound only."""
+        d = float(V.check_open_unit("delta", delta))
+        v, a = self._minimise(self._objective("eps", d))
+        return PrivacyBracket(0.0, v, quantity="epsilon", at=d, tolerance=math.inf,
+                              method=f"RDP ({self.conversion} conversion, order {a:.4g}); upper bound only",
+                              certified="the RDP bounds of each mechanism and the conversion", warn=False)
+
+    def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
+        """[0, delta(epsilon)]: RDP conversion gives an upper bound only."""
+        dv, a = self.get_delta(epsilon, return_order=True)  # type: ignore[misc]
+        return PrivacyBracket(0.0, dv, quantity="delta", at=float(epsilon), tolerance=math.inf,
+                              method=f"RDP ({self.conversion} conversion, order {a:.4g}); upper bound only",
+                              certified="the RDP bounds of each mechanism and the conversion", warn=False)
 
     # ---------------------------------------------------------------- composition
     def compose(self, mechanism: Mechanism, count: float = 1) -> "RDPAccountant":
@@ -94,6 +146,7 @@ class RDPAccountant:
     def copy(self) -> "RDPAccountant":
         new = RDPAccountant(orders=self.orders, conversion=self.conversion, max_order=self.max_order)
         new._terms = dict(self._terms)
+        new._history = [list(h) for h in self._history]
         return new
 
     def rdp(self, alpha: float | NDArray[np.float64]) -> float | NDArray[np.float64]:
@@ -182,7 +235,7 @@ class RDPAccountant:
                 best_v, best_a = vr, r
         return best_v, best_a
 
-    def get_epsilon(self, delta: float, return_order: bool = False) -> float | tuple[float, float]:
+    def get_epsilon(self, delta: float, return_order: bool = False) -> float | tuple[float, float]:  # type: ignore[override]
         """Smallest eps such that the composition is (eps, delta)-DP per the RDP conversion.
 
         Minimises the conversion objective over alpha (SPEC B.7-B.8); any order gives a
@@ -192,7 +245,7 @@ class RDPAccountant:
         v, a = self._minimise(self._objective("eps", d))
         return (v, a) if return_order else v
 
-    def get_delta(self, epsilon: float, return_order: bool = False) -> float | tuple[float, float]:
+    def get_delta(self, epsilon: float, return_order: bool = False) -> float | tuple[float, float]:  # type: ignore[override]
         """Smallest delta such that the composition is (epsilon, delta)-DP per the RDP conversion."""
         e = V.as_float_array("epsilon", epsilon)
         with np.errstate(invalid="ignore"):

@@ -1,0 +1,97 @@
+"""The exact (PLD) accountant for Poisson-subsampled DP-SGD, on the accountant protocol."""
+from __future__ import annotations
+
+from dpbounds import _validation as V
+from dpbounds._result import PrivacyBracket
+from dpbounds.accountant._poisson import PoissonPLD
+from dpbounds.accountant._protocol import PrivacyAccountant
+
+__all__ = ["PoissonAccountant"]
+
+
+class PoissonAccountant(PrivacyAccountant):
+    """Exact privacy accountant for DP-SGD with Poisson subsampling (certified PLD brackets).
+
+    Each example joins each step independently with probability ``sample_rate``
+    (:func:`dpbounds.sampling.poisson` realises it).  Answers come from the exact privacy-loss
+    distribution of the subsampled Gaussian, composed over the history (:class:`PoissonPLD`):
+    certified brackets, as tight as the tolerance asks.
+
+    Parameters
+    ----------
+    noise_multiplier, sample_rate : float, optional
+        With ``steps`` or ``epochs``, the accountant starts with that history; otherwise it starts
+        empty and ``step()`` records the training.
+    steps : int, optional
+    epochs : float, optional
+        Number of epochs instead of ``steps``: steps = int(epochs / sample_rate) (Opacus' rule).
+    dataset_size, batch_size : int, optional
+        N and B instead of ``sample_rate``: sample_rate = B / N.
+    tolerance : float
+        Relative width target of the epsilon bracket (default 2e-3).
+    max_lattice : int
+        Memory cap of the loss lattice.
+
+    Examples
+    --------
+    >>> from dpbounds import PoissonAccountant
+    >>> acc = PoissonAccountant(noise_multiplier=1.0, sample_rate=0.01, steps=1000)
+    >>> br = acc.get_epsilon_bracket(1e-5)
+    >>> br.lower <= acc.get_epsilon(1e-5) == br.upper
+    True
+    """
+
+    mechanism = "poisson"
+
+    def __init__(self, noise_multiplier: float | None = None, sample_rate: float | None = None,
+                 steps: int | None = None, *, epochs: float | None = None,
+                 dataset_size: int | None = None, batch_size: int | None = None,
+                 tolerance: float = 2e-3, max_lattice: int = 2 ** 21):
+        super().__init__()
+        self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.max_lattice = int(V.check_count("max_lattice", max_lattice, minimum=1024))
+        if dataset_size is not None or batch_size is not None:
+            if dataset_size is None or batch_size is None:
+                raise ValueError("dataset_size and batch_size go together (sample_rate = batch_size / dataset_size)")
+            n = V.check_count("dataset_size", dataset_size, minimum=1)
+            b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
+            if sample_rate is not None and float(sample_rate) != b / n:
+                raise ValueError(f"sample_rate={sample_rate!r} contradicts batch_size / dataset_size = {b / n!r}")
+            sample_rate = b / n
+        if steps is not None and epochs is not None:
+            raise ValueError("give steps or epochs, not both")
+        if noise_multiplier is None:
+            if steps is not None or epochs is not None:
+                raise ValueError("noise_multiplier and sample_rate are needed to start with a history")
+            return
+        if sample_rate is None:
+            raise ValueError("sample_rate (or dataset_size and batch_size) is needed with noise_multiplier")
+        s, q = self._check_step(noise_multiplier, sample_rate)
+        if steps is None and epochs is None:
+            raise ValueError("give steps or epochs with noise_multiplier (or record steps with step())")
+        if epochs is not None:
+            e = float(V.check_finite_positive("epochs", epochs))
+            n_steps = int(e / q)
+            if n_steps < 1:
+                raise ValueError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")
+        else:
+            n_steps = V.check_count("steps", steps, minimum=1)
+        self._record(s, q, n_steps)
+
+    def _options(self) -> dict[str, object]:
+        return {"tolerance": self.tolerance, "max_lattice": self.max_lattice}
+
+    def _pld(self) -> PoissonPLD:
+        if not self._history:
+            raise ValueError("no steps recorded yet: call step() or construct with steps or epochs")
+        return PoissonPLD.from_segments([(s, q, int(n)) for s, q, n in self._history],
+                                        tolerance=self.tolerance, max_lattice=self.max_lattice)
+
+    def get_epsilon_bracket(self, delta: float) -> PrivacyBracket:
+        """Certified bracket of epsilon(delta) after the recorded steps."""
+        return self._pld().epsilon(delta)
+
+    def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
+        """Certified bracket of delta(epsilon) after the recorded steps."""
+        eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
+        return self._pld().delta(eps)
