@@ -191,10 +191,10 @@ def runs_from_history(history: list[tuple[float, float, int]]) -> tuple[Run, ...
     smallest noise multiplier of its steps (conservative: more noise is a post-processing)."""
     from dpbounds.accountant._protocol import rounds_from_rate
 
-    epochs: list[tuple[float, float, int]] = []  # (sigma, M, steps in it) per epoch
+    epochs: list[tuple[float, int, int]] = []  # (sigma, M, steps in it) per epoch
     for s, q, n in history:
         M = rounds_from_rate(q)
-        left = n
+        left = int(n)
         while left:
             if epochs and epochs[-1][1] == M and epochs[-1][2] < M:
                 s0, _, k0 = epochs[-1]

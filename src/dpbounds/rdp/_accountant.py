@@ -350,7 +350,7 @@ class RDPAccountant(PrivacyAccountant):
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{m!r} x {c:g}" for m, c in self.mechanisms)
-        return f"RDPAccountant([{parts}], conversion={self.conversion!r})"
+        return f"RDPAccountant(steps={len(self)}, [{parts}], conversion={self.conversion!r})"
 
 
 def _calib_args(epsilon: float, delta: float, steps: float, rate: float, sampling: str) -> float:
