@@ -36,6 +36,7 @@ from dpbounds.tradeoff import (
 )
 from dpbounds.curve import TradeoffCurve
 from dpbounds._errors import PrecisionWarning
+from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant import (
     PoissonAccountant,
@@ -65,6 +66,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PrecisionWarning",
+    "calibrate_noise",
+    "calibrate_epochs",
+    "calibrate_batch_size",
     "PoissonAccountant",
     "PrivacyAccountant",
     "PrivacyBracket",

@@ -1,0 +1,300 @@
+"""Calibrate DP-SGD: the noise multiplier, the number of epochs or the batch size for a target (eps, delta).
+
+Every answer is *certified on both sides*: the returned value's certified epsilon (the upper end
+of the accountant's bracket) is at most the target -- it was computed, not interpolated -- and
+the value one step beyond it (relative ``rtol`` for the noise multiplier, one epoch / one example
+of batch size for the counts) exceeds it.
+
+Sampling schemes and the accountant each uses:
+
+* ``"random_allocation"``: each example in one uniformly chosen step of every epoch
+  (:func:`dpbounds.sampling.random_allocation`); M = dataset_size // batch_size steps per epoch;
+  ``accountant="exact"`` (:class:`~dpbounds.RandomAllocationAccountant`), the only one available.
+* ``"poisson"``: each example in each step independently with rate batch_size / dataset_size;
+  steps = int(epochs / rate) (Opacus' rule); ``"exact"`` (:class:`~dpbounds.PoissonAccountant`)
+  or ``"rdp"`` (:class:`~dpbounds.rdp.RDPAccountant`).
+* ``"without_replacement"``: fixed-size batches drawn without replacement, replace-one neighbours
+  (sensitivity 2C, so the RDP bound is taken at noise multiplier / 2); ``"rdp"`` only.
+
+The search starts from the Gaussian-DP asymptotics of the target (never from a tiny sigma) and
+narrows a bracket by regula falsi on log epsilon (smooth and monotone in log sigma).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Callable
+
+from dpbounds import _validation as V
+from dpbounds._errors import PrecisionWarning
+
+__all__ = ["calibrate_noise", "calibrate_epochs", "calibrate_batch_size"]
+
+_SAMPLINGS = ("random_allocation", "poisson", "without_replacement")
+_SIGMA_RANGE = {"random_allocation": (0.3, 20.0), "poisson": (0.05, 1e4), "without_replacement": (0.05, 1e4)}
+
+
+class _Setting:
+    """A DP-SGD run: sampling scheme, accountant, sizes and length (validated once)."""
+
+    def __init__(self, sampling: str, accountant: str, dataset_size: int, batch_size: int,
+                 epochs: float | None, steps: int | None, tolerance: float) -> None:
+        self.sampling = V.check_choice("sampling", sampling, _SAMPLINGS)
+        self.accountant = V.check_choice("accountant", accountant, ("exact", "rdp"))
+        if self.sampling == "random_allocation" and self.accountant != "exact":
+            raise ValueError("sampling='random_allocation' has the exact accountant only (accountant='exact')")
+        if self.sampling == "without_replacement" and self.accountant != "rdp":
+            raise ValueError("sampling='without_replacement' has no exact accountant in dpbounds: use accountant='rdp'")
+        self.N = V.check_count("dataset_size", dataset_size, minimum=2)
+        self.B = V.check_count("batch_size", batch_size, minimum=1, maximum=self.N)
+        if (epochs is None) == (steps is None):
+            raise ValueError("give exactly one of epochs and steps")
+        self.epochs = None if epochs is None else float(V.check_finite_positive("epochs", epochs))
+        self.steps_arg = None if steps is None else V.check_count("steps", steps, minimum=1)
+        self.tolerance = tolerance
+        if self.sampling == "random_allocation":
+            self.M = self.N // self.B
+            if self.M < 2:
+                raise ValueError(f"dataset_size // batch_size must be >= 2, got {self.N} // {self.B}")
+            self.rate = 1.0 / self.M
+            if self.steps_arg is not None:
+                self.steps = self.steps_arg
+            else:
+                assert self.epochs is not None
+                if self.epochs != int(self.epochs):
+                    raise ValueError(f"epochs must be a whole number for random allocation, got {self.epochs!r} "
+                                     "(give steps for a partial epoch)")
+                self.steps = int(self.epochs) * self.M
+        else:
+            self.rate = self.B / self.N
+            if self.steps_arg is not None:
+                self.steps = self.steps_arg
+            else:
+                assert self.epochs is not None
+                self.steps = int(self.epochs / self.rate)
+                if self.steps < 1:
+                    raise ValueError(f"epochs / sample_rate gives no step: {self.epochs} / {self.rate}")
+
+    def epsilon(self, sigma: float, delta: float) -> float:
+        """Certified epsilon(delta) (upper end) of this run at noise multiplier sigma."""
+        from dpbounds.accountant import PoissonAccountant, RandomAllocationAccountant
+        from dpbounds.rdp import PoissonGaussian, RDPAccountant, SubsampledGaussianWOR
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrecisionWarning)  # the upper end stays certified
+            if self.sampling == "random_allocation":
+                return RandomAllocationAccountant(sigma, self.M, steps=self.steps,
+                                                  tolerance=self.tolerance).get_epsilon(delta)
+            if self.accountant == "exact":
+                return PoissonAccountant(sigma, self.rate, self.steps, tolerance=self.tolerance).get_epsilon(delta)
+            acc = RDPAccountant()
+            if self.sampling == "poisson":
+                acc.compose(PoissonGaussian(sigma, self.rate), self.steps)
+            else:  # replace-one neighbours: sensitivity 2C, i.e. RDP at noise multiplier / 2
+                acc.compose(SubsampledGaussianWOR(sigma / 2.0, self.rate), self.steps)
+            return float(acc.get_epsilon(delta))
+
+    def sigma_guess(self, target: float, delta: float) -> float:
+        """sigma from the Gaussian-DP CLT: mu(eps, delta) = q sqrt(T (e^{1/sigma^2} - 1))."""
+        from dpbounds.tradeoff import gdp_delta
+
+        lo, hi = 1e-6, 1e3  # mu with gdp delta(target; mu) = delta, by bisection in log mu
+        for _ in range(80):
+            mid = math.sqrt(lo * hi)
+            if float(gdp_delta(target, mid)) > delta:
+                hi = mid
+            else:
+                lo = mid
+        mu = lo
+        T, q = float(self.steps), self.rate
+        if self.sampling == "without_replacement":
+            mu *= 0.5  # replace-one: roughly twice the add/remove loss
+        x = (mu / q) ** 2 / T
+        return 1.0 / math.sqrt(math.log1p(x)) if x > 0 else 1e4
+
+
+def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_lim: float,
+                    rtol: float, name: str) -> tuple[float, float]:
+    """A bracket (x_bad, x_ok) of the root of g (decreasing in x), x_ok / x_bad - 1 <= rtol.
+
+    g(x) > 0 at x_bad and <= 0 at x_ok; both are evaluated points.  Returns (nan, x_ok) when g
+    is <= 0 down to lo_lim.  Regula falsi (Illinois) in log x narrows the bracket; near the end
+    it brackets the interpolated root tightly from both sides, so that the last two evaluations
+    usually close it.
+    """
+    x0 = min(max(x0, lo_lim), hi_lim)
+    g0 = g(x0)
+    step = 1.1
+    if g0 <= 0:  # feasible: walk down to an infeasible point
+        x_ok, g_ok = x0, g0
+        x = x0
+        while True:
+            if x <= lo_lim:
+                return math.nan, x_ok  # feasible down to the range's end
+            x = max(x / step, lo_lim)
+            gx = g(x)
+            if gx > 0:
+                x_bad, g_bad = x, gx
+                break
+            x_ok, g_ok = x, gx
+            step *= 2
+    else:
+        x_bad, g_bad = x0, g0
+        x = x0
+        while True:
+            if x >= hi_lim:
+                raise ValueError(f"no {name} up to {hi_lim:g} meets the target")
+            x = min(x * step, hi_lim)
+            gx = g(x)
+            if gx <= 0:
+                x_ok, g_ok = x, gx
+                break
+            x_bad, g_bad = x, gx
+            step *= 2
+    side = 0
+    while x_ok / x_bad - 1.0 > rtol:
+        la, lb = math.log(x_bad), math.log(x_ok)
+        t = g_bad / (g_bad - g_ok) if g_bad != g_ok and math.isfinite(g_ok) else 0.5
+        root = la + t * (lb - la)
+        half = 0.5 * math.log1p(rtol)
+        if side == 0 and lb - la > 4 * half:
+            lm = root                                 # first: the interpolated root itself
+        else:
+            # aim just beside the root, on the side that shrinks the bracket most
+            lm = root + 0.9 * half if side <= 0 else root - 0.9 * half
+        lm = min(max(lm, la + 0.02 * (lb - la)), lb - 0.02 * (lb - la))
+        xm = math.exp(lm)
+        gm = g(xm)
+        if gm <= 0:
+            x_ok, g_ok = xm, gm
+            if side == 1:
+                g_bad *= 0.5
+            side = 1
+        else:
+            x_bad, g_bad = xm, gm
+            if side == -1:
+                g_ok *= 0.5
+            side = -1
+    return x_bad, x_ok
+
+
+def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size: int, batch_size: int,
+                    epochs: float | None = None, steps: int | None = None,
+                    sampling: str = "random_allocation", accountant: str = "exact",
+                    rtol: float = 1e-3, tolerance: float = 2e-3) -> float:
+    """The smallest noise multiplier whose certified epsilon(target_delta) is at most ``target_epsilon``.
+
+    Parameters
+    ----------
+    target_epsilon, target_delta : float
+        The privacy target (epsilon > 0, 0 < delta < 1).
+    dataset_size, batch_size : int
+        N and B (random allocation: M = N // B steps per epoch; Poisson/without replacement:
+        sample rate B / N).
+    epochs, steps : exactly one of them.
+    sampling : {"random_allocation", "poisson", "without_replacement"}
+    accountant : {"exact", "rdp"}
+        See the module docstring for which accountant serves which sampling scheme.
+    rtol : float
+        Relative resolution: the returned sigma meets the target and sigma / (1 + rtol) does not.
+    tolerance : float
+        Relative bracket width of the exact accountants during the search.
+
+    Returns
+    -------
+    float
+        The noise multiplier (certified: its epsilon upper end was computed and is <= target).
+
+    Examples
+    --------
+    >>> from dpbounds import calibrate_noise
+    >>> s = calibrate_noise(3.0, 1e-5, dataset_size=60000, batch_size=256, epochs=10)
+    >>> round(s, 2)
+    0.68
+    """
+    eps_t = float(V.check_finite_positive("target_epsilon", target_epsilon))
+    d = float(V.check_open_unit("target_delta", target_delta))
+    r = float(V.check_open_unit("rtol", rtol))
+    run = _Setting(sampling, accountant, dataset_size, batch_size, epochs, steps, tolerance)
+    lo_lim, hi_lim = _SIGMA_RANGE[run.sampling]
+    log_t = math.log(eps_t)
+
+    def g(s: float) -> float:
+        e = run.epsilon(s, d)
+        return math.log(e) - log_t if e > 0 else -math.inf
+
+    x_bad, x_ok = _bracket_search(g, run.sigma_guess(eps_t, d), lo_lim, hi_lim, r, "noise multiplier")
+    if math.isnan(x_bad):
+        raise ValueError(f"every noise multiplier down to {lo_lim:g} meets the target: it is not binding "
+                         f"(epsilon at {lo_lim:g} is {run.epsilon(lo_lim, d):.4g})")
+    return x_ok
+
+
+def _largest_count(ok: Callable[[int], bool], start: int, lo_lim: int, hi_lim: int, name: str) -> int:
+    """Largest integer n in [lo_lim, hi_lim] with ok(n) (ok monotone: true then false)."""
+    start = min(max(start, lo_lim), hi_lim)
+    if ok(start):
+        good, bad = start, None
+        n = start
+        while bad is None:
+            n = min(2 * n, hi_lim)
+            if ok(n):
+                good = n
+                if n == hi_lim:
+                    return n
+            else:
+                bad = n
+    else:
+        bad, good = start, None
+        n = start
+        while good is None:
+            n = max(n // 2, lo_lim)
+            if ok(n):
+                good = n
+            else:
+                bad = n
+                if n == lo_lim:
+                    raise ValueError(f"no {name} >= {lo_lim} meets the target")
+    assert good is not None and bad is not None
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def calibrate_epochs(target_epsilon: float, target_delta: float, *, noise_multiplier: float,
+                     dataset_size: int, batch_size: int, sampling: str = "random_allocation",
+                     accountant: str = "exact", max_epochs: int = 10 ** 6, tolerance: float = 2e-3) -> int:
+    """The largest whole number of epochs whose certified epsilon(target_delta) is at most ``target_epsilon``.
+
+    One more epoch exceeds the target (certified on both sides).  Raises ValueError if not even
+    one epoch meets it.  See :func:`calibrate_noise` for the parameters.
+    """
+    eps_t = float(V.check_finite_positive("target_epsilon", target_epsilon))
+    d = float(V.check_open_unit("target_delta", target_delta))
+    s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
+
+    def ok(E: int) -> bool:
+        return _Setting(sampling, accountant, dataset_size, batch_size, E, None, tolerance).epsilon(s, d) <= eps_t
+
+    return _largest_count(ok, 1, 1, int(max_epochs), "number of epochs")
+
+
+def calibrate_batch_size(target_epsilon: float, target_delta: float, *, noise_multiplier: float,
+                         dataset_size: int, epochs: float, sampling: str = "random_allocation",
+                         accountant: str = "exact", tolerance: float = 2e-3) -> int:
+    """The largest batch size whose certified epsilon(target_delta) is at most ``target_epsilon``
+    for ``epochs`` epochs (one example more exceeds it).  See :func:`calibrate_noise`."""
+    eps_t = float(V.check_finite_positive("target_epsilon", target_epsilon))
+    d = float(V.check_open_unit("target_delta", target_delta))
+    s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
+    n = V.check_count("dataset_size", dataset_size, minimum=2)
+    hi = n // 2 if sampling == "random_allocation" else n
+
+    def ok(b: int) -> bool:
+        return _Setting(sampling, accountant, n, b, epochs, None, tolerance).epsilon(s, d) <= eps_t
+
+    return _largest_count(ok, max(1, n // 1000), 1, hi, "batch size")
