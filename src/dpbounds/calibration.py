@@ -92,7 +92,7 @@ class _Setting:
                 acc.compose(PoissonGaussian(sigma, self.rate), self.steps)
             else:  # replace-one neighbours: sensitivity 2C, i.e. RDP at noise multiplier / 2
                 acc.compose(SubsampledGaussianWOR(sigma / 2.0, self.rate), self.steps)
-            return float(acc.get_epsilon(delta))
+            return acc.get_epsilon_bracket(delta).upper
 
     def sigma_guess(self, target: float, delta: float) -> float:
         """sigma from the Gaussian-DP CLT: mu(eps, delta) = q sqrt(T (e^{1/sigma^2} - 1))."""
