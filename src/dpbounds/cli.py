@@ -12,7 +12,8 @@ import importlib
 import sys
 from typing import NoReturn, Sequence
 
-_PLUGINS = ("dpbounds._cli_core", "dpbounds._cli_tradeoff", "dpbounds._cli_accountant", "dpbounds._cli_rdp")
+_PLUGINS = ("dpbounds._cli_dpsgd", "dpbounds._cli_core", "dpbounds._cli_tradeoff", "dpbounds._cli_accountant",
+            "dpbounds._cli_rdp")
 
 
 class _Parser(argparse.ArgumentParser):
