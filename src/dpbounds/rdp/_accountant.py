@@ -66,6 +66,7 @@ class RDPAccountant(PrivacyAccountant):
     def __init__(self, orders: None | str | Iterable[float] = None, conversion: str = "improved",
                  max_order: float = 1e4) -> None:
         super().__init__()
+        self._step_mech: PoissonGaussian | None = None  # the mechanism of the last step() (reused)
         self.conversion = V.check_choice("conversion", conversion, ("improved", "classic"))
         if orders is None:
             self.orders: NDArray[np.float64] | None = None
@@ -88,9 +89,12 @@ class RDPAccountant(PrivacyAccountant):
     # ---------------------------------------------------------------- protocol
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one Poisson-subsampled Gaussian step (consecutive equal steps are grouped)."""
-        s, q = self._check_step(noise_multiplier, sample_rate)
-        self._record(s, q, 1)
-        self.compose(PoissonGaussian(s, q), 1)
+        super().step(noise_multiplier=noise_multiplier, sample_rate=sample_rate)
+        s, q, _ = self._history[-1]
+        mech = self._step_mech
+        if mech is None or (mech.sigma, mech.q) != (s, q):
+            mech = self._step_mech = PoissonGaussian(s, q)
+        self._add(mech, 1.0)
 
     def _options(self) -> dict[str, object]:
         orders = None if self.orders is None else [float(o) for o in self.orders]
@@ -134,9 +138,12 @@ class RDPAccountant(PrivacyAccountant):
         c = float(count)
         if not (math.isfinite(c) and c >= 0):
             raise ValueError(f"count must be finite and >= 0, got {count!r}")
+        self._add(mechanism, c)
+        return self
+
+    def _add(self, mechanism: Mechanism, c: float) -> None:
         entry = self._terms.get(mechanism.key)
         self._terms[mechanism.key] = (mechanism, c) if entry is None else (entry[0], entry[1] + c)
-        return self
 
     @property
     def mechanisms(self) -> list[tuple[Mechanism, float]]:
