@@ -73,7 +73,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def _rows(sigma: float, N: int, B: int, epochs: float | None, steps: int | None,
           delta: float) -> list[dict[str, Any]]:
     from dpbounds import PoissonAccountant, PrecisionWarning, RandomAllocationAccountant
-    from dpbounds import _ufuncs as U  # type: ignore[attr-defined]
+    from dpbounds import _ufuncs as U
     from dpbounds.rdp import PoissonGaussian, RDPAccountant, SubsampledGaussianWOR
     from dpbounds.tradeoff import gdp_epsilon, mu_poisson, mu_random_allocation
 

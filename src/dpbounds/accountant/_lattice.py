@@ -14,7 +14,38 @@ from numpy.typing import NDArray
 
 FArr = NDArray[np.float64]
 
-__all__ = ["compose", "convolve", "HockeyStick", "WindowTooLarge"]
+__all__ = ["compose", "convolve", "HockeyStick", "WindowTooLarge", "place_upper", "place_lower", "fft_size"]
+
+_GREEDY_MAX = 50_000  # bulk intervals balanced one by one (a Python loop: ~1 us each)
+_ULP = 4.5e-16  # relative slack on computed losses (a few units in the last place of log1p / products)
+
+
+def fft_size(n: int) -> int:
+    """Smallest 5-smooth integer >= n (numpy's pocketfft is fast on 2^a 3^b 5^c lengths)."""
+    n = max(int(n), 1)
+    best = 1 << (n - 1).bit_length()
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            m = p35
+            while m < n:
+                m *= 2
+            best = min(best, m)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
+def _trim(pmf: FArr, tau: float) -> tuple[int, int, float]:
+    """Indices [a, b) holding all but at most ``tau`` of the mass at each end, and the mass cut."""
+    a = int(np.searchsorted(np.cumsum(pmf), tau, side="right"))          # mass below a <= tau
+    nb = int(np.searchsorted(np.cumsum(pmf[::-1]), tau, side="right"))   # mass of the top nb <= tau
+    a = min(a, pmf.size - 1)
+    b = max(pmf.size - nb, a + 1)
+    # the cut mass summed directly (pairwise sums of small terms: accurate, unlike cumsum's tail)
+    cut = float(np.sum(pmf[:a])) + float(np.sum(pmf[b:]))
+    return a, b, cut * (1.0 + 1e-12)
 
 
 def compose(jmin: int, pmf: FArr, E: int, tau: float, max_lattice: int) -> tuple[int, FArr, float]:
@@ -25,7 +56,16 @@ def compose(jmin: int, pmf: FArr, E: int, tau: float, max_lattice: int) -> tuple
     (Chernoff bounds of the lattice law).  Returns ``(s0, g, outside)``: ``g[k]`` is the
     composed mass at index ``s0 + k`` and ``outside`` bounds the mass left out plus an FFT
     round-off estimate.  Raises :class:`WindowTooLarge` if the window exceeds ``max_lattice``.
+
+    The single-epoch PMF's ends holding at most ``tau / E`` each are cut first (a composed
+    path through a cut atom has mass at most that atom's times a sub-probability, so at most
+    E times the cut mass is lost: counted in ``outside``; dropping mass only lowers a lower
+    bound, and an upper bound adds ``outside``).
     """
+    a, b, cut = _trim(pmf, tau / (4.0 * E))
+    if a > 0 or b < pmf.size:
+        jmin += a
+        pmf = pmf[a:b]
     k = np.arange(pmf.size, dtype=float)
     tot = float(pmf.sum())
     # (np.sum of products rather than np.dot: BLAS threads are slow on a loaded machine)
@@ -39,6 +79,7 @@ def compose(jmin: int, pmf: FArr, E: int, tau: float, max_lattice: int) -> tuple
     pm = np.maximum(pmf, 1e-150)  # raising tiny masses keeps the MGF an upper bound
     lmgf_p = np.array([math.log(float(np.sum(np.exp(np.clip(l * kc, -300.0, 700.0)) * pm))) for l in lam])
     lmgf_m = np.array([math.log(float(np.sum(np.exp(np.clip(-l * kc, -300.0, 700.0)) * pm))) for l in lam])
+    del pm, kc, k
     log_tau = math.log(tau)
     # smallest a with min_l exp(-l a + E lmgf) <= tau
     a_hi = float(np.min((E * lmgf_p - log_tau) / lam))
@@ -46,25 +87,28 @@ def compose(jmin: int, pmf: FArr, E: int, tau: float, max_lattice: int) -> tuple
     span = E * (pmf.size - 1)
     lo_i = max(0.0, E * mean - a_lo)
     hi_i = min(float(span), E * mean + a_hi)
-    L = int(2 ** math.ceil(math.log2(max(hi_i - lo_i + pmf.size + 2, 16))))
+    # the window only has to hold [lo_i, hi_i] (+ slack): what lies outside it aliases into it
+    # with total mass <= 2 tau, which ``outside`` counts
+    L = fft_size(max(int(math.ceil(hi_i - lo_i)) + 3, 16))
     if L >= span + 1:
-        L = int(2 ** math.ceil(math.log2(span + 1)))
+        L = fft_size(span + 1)
         s0 = 0
         outside = 0.0
     else:
         s0 = int(math.floor(lo_i))
         outside = 2.0 * tau
     if L > max_lattice:
-        raise WindowTooLarge(int(hi_i - lo_i + pmf.size + 2))
+        raise WindowTooLarge(L)
     f = np.fft.rfft(pmf, n=L)
     f **= E
     g = np.fft.irfft(f, n=L)
     del f
     # index k of g holds total s with s = k (mod L), s in [s0, s0 + L)
     shift = s0 % L
-    g = np.roll(g, -shift)
+    if shift:
+        g = np.roll(g, -shift)
     err_fft = 4e-16 * math.log2(L) * E * math.sqrt(L)  # round-off estimate
-    return E * jmin + s0, g, outside + err_fft
+    return E * jmin + s0, g, outside + err_fft + E * cut
 
 
 class WindowTooLarge(Exception):
@@ -130,3 +174,115 @@ def convolve(a: tuple[int, FArr], b: tuple[int, FArr]) -> tuple[int, FArr, float
     g = np.fft.irfft(np.fft.rfft(pa, L) * np.fft.rfft(pb, L), L)[:n]
     err = 4e-16 * math.log2(L) * math.sqrt(L) * float(np.sum(pa)) * float(np.sum(pb))
     return ja + jb, g, err
+
+
+# ---------------------------------------------------------------------------------------
+# placing loss cells on the lattice (connect-the-dots)
+# ---------------------------------------------------------------------------------------
+def place_upper(hi: FArr, p: FArr, delta_l: float) -> tuple[int, FArr]:
+    """Lattice PMF ``(jmin, pmf)`` whose composition bounds delta from above, for cells whose
+    P-side masses are ``p`` and whose losses are all at most ``hi`` (finite).
+
+    Connect-the-dots (as in "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
+    Distributions"): an atom of P-mass m at loss l in [t_j, t_k] (lattice points) is split into
+    P-masses m (1 - w(l)) at t_j and m w(l) at t_k, w(l) = (e^{-t_j} - e^{-l}) / (e^{-t_j} - e^{-t_k}),
+    which keeps both its P- and its Q-mass; the true pair is the merge (a post-processing) of the
+    split pair, so every composition of the split pair dominates.  Only a loss bound per cell is
+    known: the cell's mass is split with w(hi) between t_{k-1} and t_k, k = ceil(hi / delta_l);
+    that measure is stochastically larger than the split of every atom of loss <= hi (w is
+    increasing; atoms below t_{k-1} are split below it), and the hockey-stick integral of an
+    E-fold convolution is monotone in that order.  Error: second order in delta_l where the
+    loss density is smooth (rounding up is first order).  Float slack: hi is raised by a few ulps
+    and w by 1e-12 relative, so the computed split stays above the exact one.
+    """
+    hi_c = hi + _ULP * (1.0 + np.abs(hi))
+    k = np.ceil(hi_c / delta_l)
+    r = hi_c - (k - 1.0) * delta_l + _ULP * (1.0 + np.abs(hi_c))   # in (0, delta_l]
+    np.clip(r, 0.0, delta_l, out=r)
+    w = np.expm1(-r)
+    w *= (1.0 + 1e-12) / math.expm1(-delta_l)
+    w += 1e-15
+    np.minimum(w, 1.0, out=w)
+    ki = k.astype(np.int64)
+    jmin = int(ki.min()) - 1
+    n = int(ki.max()) - jmin + 1
+    wp = w * p
+    pmf = np.bincount(ki - jmin, weights=wp, minlength=n)
+    wp -= p  # -(1 - w) p
+    wp *= -1.0
+    pmf += np.bincount(ki - 1 - jmin, weights=wp, minlength=n)
+    return jmin, np.asarray(pmf, dtype=np.float64)
+
+
+def place_lower(lo: FArr, p: FArr, delta_l: float, err: float) -> tuple[int, FArr]:
+    """Lattice PMF ``(jmin, pmf)`` whose composition bounds delta from below, for cells whose
+    P-side masses are ``p`` (l1 error at most ``err``) and whose losses are all at least ``lo``.
+
+    Merging atoms is a post-processing, so a pair made of merged groups of (parts of) atoms is
+    dominated by the true pair; a group whose Q/P ratio is at most e^{-t} has merged loss >= t
+    and may then be moved down to the lattice point t (stochastically smaller: lower bound).
+    Interval I_j = [t_j, t_{j+1}) (by ``lo``) sends a fraction alpha_j of each of its cells up to
+    t_{j+1} and the rest down to t_j; the group at t_{j+1} is feasible when
+    alpha_j C_j <= (1 - alpha_{j+1}) S_{j+1}, with C_j = sum p (e^{-lo} - e^{-t_{j+1}}) (the
+    excess Q-mass of the part moved up) and S_{j+1} = sum p (e^{-t_{j+1}} - e^{-lo}) (the slack
+    of the part moved down).  alpha_j is the connect-the-dots fraction S_j / (S_j + C_j) capped
+    by that constraint with alpha_{j+1} replaced by its own cap (so no recursion is needed), a
+    margin for ``err`` (the constraint must hold for the true masses) and for float rounding.
+    Error: second order in delta_l where the density is smooth, like :func:`place_upper`.
+    """
+    lo_c = lo - _ULP * (1.0 + np.abs(lo))
+    j = np.floor(lo_c / delta_l)
+    u = lo_c - j * delta_l - _ULP * (1.0 + np.abs(lo_c))  # loss - t_j, lowered by the rounding slack
+    neg = u < 0.0
+    j[neg] -= 1.0
+    u[neg] += delta_l
+    np.clip(u, 0.0, delta_l, out=u)
+    ji = j.astype(np.int64)
+    jmin = int(ji.min())
+    ji -= jmin
+    n = int(ji.max()) + 2
+    em = np.expm1(-u)  # e^{-u} - 1
+    P = np.bincount(ji, weights=p, minlength=n)
+    s = -np.bincount(ji, weights=p * em, minlength=n)           # S_j e^{t_j}
+    em -= math.expm1(-delta_l)
+    c = np.bincount(ji, weights=p * em, minlength=n)             # C_j e^{t_j}
+    del em
+    np.maximum(s, 0.0, out=s)
+    np.maximum(c, 0.0, out=c)
+    tot = s + c
+    e_d = math.exp(-delta_l)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.where(tot > 0.0, s / np.where(tot > 0.0, tot, 1.0), 0.0)
+    del tot
+    # room at t_{j+1} in units of e^{-t_j}: (1 - alpha_{j+1}) rs[j] - marg[j] >= alpha_j c_j
+    rs = np.zeros(n)
+    rs[:-1] = e_d * s[1:] * (1.0 - 1e-9)
+    marg = np.zeros(n)
+    marg[:-1] = 2.0 * err * (-math.expm1(-delta_l)) + 1e-15 * (P[:-1] + P[1:])
+    cc = np.maximum(c, 1e-300) * (1.0 + 1e-9)
+    # everywhere: alpha_j <= w_j with alpha_{j+1} replaced by its cap w_{j+1} (vectorised)
+    room = np.zeros(n)
+    room[:-1] = (1.0 - w[1:]) * rs[:-1] - marg[:-1]
+    alpha = np.clip(np.minimum(w, room / cc), 0.0, 1.0)
+    alpha[-1] = 0.0  # nothing above the top interval to balance a move up
+    # in the bulk (where the mass is): the greedy choice from the top, alpha_j as large as the
+    # room left by the actual alpha_{j+1} allows (up to 1): pairs of intervals merge around
+    # their middle point, which keeps the lower PMF's error second order at coarse spacings
+    cm = np.cumsum(P)
+    tot_m = float(cm[-1])
+    ra = int(np.searchsorted(cm, 1e-9 * tot_m))
+    rb = min(int(np.searchsorted(cm, (1.0 - 1e-9) * tot_m)) + 1, n - 2)
+    if 0 <= ra <= rb and rb - ra <= _GREEDY_MAX:
+        al, rl, ml, cl = alpha.tolist(), rs.tolist(), marg.tolist(), cc.tolist()
+        for i in range(rb, ra - 1, -1):
+            a = ((1.0 - al[i + 1]) * rl[i] - ml[i]) / cl[i]
+            al[i] = 0.0 if a < 0.0 else (1.0 if a > 1.0 else a)
+        if ra > 0:  # the interval below the bulk sees the actual alpha_{ra}
+            i = ra - 1
+            a = ((1.0 - al[ra]) * rl[i] - ml[i]) / cl[i]
+            al[i] = max(0.0, min(float(w[i]), a, 1.0))
+        alpha = np.array(al)
+    up = alpha * P
+    pmf = P - up
+    pmf[1:] += up[:-1]
+    return jmin, np.asarray(pmf, dtype=np.float64)

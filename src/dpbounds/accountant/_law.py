@@ -64,8 +64,9 @@ class SingleEpochLaw(abc.ABC):
 
     supports_lattice: bool = True
 
-    def lattice_pmfs(self, delta_l: float) -> LatticePMFs:
-        """Lattice PMFs of both directions' single-epoch loss at spacing ``delta_l``."""
+    def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
+        """Lattice PMFs of both directions' single-epoch loss at spacing ``delta_l``, from cells
+        of loss span about ``cell_span`` (the law's default if None)."""
         raise NotImplementedError(f"the {self.method} law does not provide loss lattices")
 
     def __repr__(self) -> str:

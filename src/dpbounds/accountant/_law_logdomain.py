@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from dpbounds._exact import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import memoize
+from dpbounds.accountant._lattice import place_lower, place_upper
 from dpbounds.accountant._law import LatticePMFs, SingleEpochLaw
 
 FArr = NDArray[np.float64]
@@ -375,20 +376,27 @@ class LogDomainPair(SingleEpochLaw):
             f[above], err[above] = 0.5 * hi_f, 0.5 * np.maximum(hi_f, 0.0)
         return f, err
 
-    def lattice_pmfs(self, delta_l: float) -> LatticePMFs:
+    def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
         """Lattice PMFs from the log-domain law: loss cells are cells of U = log S (exact edges).
 
-        Cell k holds U in [log M + k D, log M + (k+1) D).  remove: loss U - log M under H1, in
-        [k D, (k+1) D) -> rounded up to k+1, down to k.  add: loss log M - U under H0, in
-        (-(k+1) D, -k D] -> up to -k, down to -(k+1).  Mass off the grid and the l1 error
-        estimate of the masses go to +inf loss (upper bound) / are subtracted (lower bound).
+        Cell k holds U in [log M + k d, log M + (k+1) d), d = ``cell_span`` (default
+        ``delta_l``).  remove: loss U - log M under H1, in [k d, (k+1) d]; add: loss log M - U
+        under H0, in [-(k+1) d, -k d].  The upper PMF splits each cell by connect-the-dots with
+        its upper loss (:func:`place_upper`), the lower one merges with its lower loss
+        (:func:`place_lower`).  Mass off the grid and the l1 error estimate of the masses go to
+        +inf loss (upper bound) / are subtracted (lower bound).
         """
-        k0, p0, p1, outside, err = self.lattice_masses(delta_l)
-        n = p0.size
-        return {
-            "remove": (k0 + 1, p1, outside + err, k0, p1, err),
-            "add": (-(k0 + n - 1), p0[::-1].copy(), outside + err, -(k0 + n), p0[::-1].copy(), err),
-        }
+        d = float(delta_l if cell_span is None else cell_span)
+        k0, p0, p1, outside, err = self.lattice_masses(d)
+        k = np.arange(k0, k0 + p0.size, dtype=float)
+        out: LatticePMFs = {}
+        for direction, p, lo, hi in (("remove", p1, k * d, (k + 1.0) * d),
+                                     ("add", p0, -(k + 1.0) * d, -k * d)):
+            nz = p > 0.0
+            ju, pu = place_upper(hi[nz], p[nz], delta_l)
+            jd, pd = place_lower(lo[nz], p[nz], delta_l, err)
+            out[direction] = (ju, pu, outside + err, jd, pd, err)
+        return out
 
 
 def default_step(sigma: float, M: int) -> float:

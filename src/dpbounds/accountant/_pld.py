@@ -20,6 +20,9 @@ __all__ = ["RandomAllocationPLD"]
 
 _SPACING_FLOOR = 1e-7   # finest loss lattice tried (below it round-off, not rounding, dominates)
 _TAU = 1e-14            # composed mass left outside the window, each side
+_CELL_RATIO = 0.25      # default single-epoch cell loss span / lattice spacing
+_SPAN_DIV = 2.5         # cell loss span = tolerance * eps / (_SPAN_DIV * E)
+_DL_K = 1.0             # lattice spacing = sqrt(tolerance * eps * s / (_DL_K * E)), s the loss scale
 
 
 class RandomAllocationPLD:
@@ -60,6 +63,7 @@ class RandomAllocationPLD:
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
         self.max_lattice = int(V.check_rounds("max_lattice", max_lattice, minimum=1024))
         self.lattice_spacing = math.nan  # loss-lattice spacing of the last E > 1 query
+        self._last_span: float | None = None  # and its cells' loss span
         self._law: SingleEpochLaw = law_for(self.sigma, self.rounds,
                                             "curve" if self.epochs == 1 else "compose")
         require_converged(self._law)
@@ -69,48 +73,69 @@ class RandomAllocationPLD:
         return self._law.delta(eps)
 
     # ---- E > 1: lattice PLD -----------------------------------------------------
-    def _composed(self, delta_l: float) -> tuple[dict[str, Any], float, int]:
+    def _composed(self, delta_l: float, cell_span: float | None = None) -> tuple[dict[str, Any], float, int]:
         """(composition per direction, spacing used, points a tighter lattice needed or 0)."""
         law = self._law
-        key = ("composition", law.method, self.sigma, self.rounds, self.epochs, delta_l, self.max_lattice)
+        span = _CELL_RATIO * delta_l if cell_span is None else float(cell_span)
+        key = ("composition", law.method, self.sigma, self.rounds, self.epochs, delta_l, span, self.max_lattice)
 
         def build() -> tuple[dict[str, Any], float, int]:
             dl, needed = delta_l, 0
             while True:
                 try:
-                    return self._build_lattice(dl), dl, needed
+                    return self._build_lattice(dl, span), dl, needed
                 except WindowTooLarge as exc:
                     # memory cap: a coarser lattice (certified still, just a wider bracket)
                     needed = max(needed, exc.needed)
-                    dl *= 1.1 * exc.needed / self.max_lattice
+                    dl *= 1.05 * exc.needed / self.max_lattice
         return cached(key, build)
 
-    def _build_lattice(self, delta_l: float) -> dict[str, Any]:
+    def _build_lattice(self, delta_l: float, cell_span: float) -> dict[str, Any]:
         E = self.epochs
-        pm = self._law.lattice_pmfs(delta_l)
+        pm = self._law.lattice_pmfs(delta_l, cell_span)
         comp = {}
-        for direction, (jmin, pu, inf_up, jdmin, pd, miss) in pm.items():
+        for direction in list(pm):
+            jmin, pu, inf_up, jdmin, pd, miss = pm.pop(direction)  # drop each PMF once composed
             s_up, g_up, out_up = compose(jmin, pu, E, _TAU, self.max_lattice)
+            del pu
             hs_up = HockeyStick(s_up, g_up, delta_l)
             del g_up
             s_dn, g_dn, out_dn = compose(jdmin, pd, E, _TAU, self.max_lattice)
+            del pd
             hs_dn = HockeyStick(s_dn, g_dn, delta_l)
             del g_dn
             inf_tot = -math.expm1(E * math.log1p(-min(inf_up, 1.0))) if inf_up < 1 else 1.0
             comp[direction] = (hs_up, out_up + inf_tot, hs_dn, out_dn + E * miss)
         return comp
 
-    def _deltaE(self, eps: float, delta_l: float) -> tuple[float, float]:
-        comp, used, _ = self._composed(delta_l)
+    def _deltaE(self, eps: float, delta_l: float, cell_span: float | None = None) -> tuple[float, float]:
+        comp, used, _ = self._composed(delta_l, cell_span)
         self.lattice_spacing = used
+        self._last_span = cell_span
         lo_all, hi_all = 0.0, 0.0
         for hs_up, add_up, hs_dn, sub_dn in comp.values():
             lo_all = max(lo_all, hs_dn(eps) - sub_dn)
             hi_all = max(hi_all, hs_up(eps) + add_up)
         return max(lo_all, 0.0), min(hi_all, 1.0)
 
+    def _spacings(self, eps_guess: float, shrink: float = 1.0) -> tuple[float, float]:
+        """(lattice spacing, cell loss span) for a bracket of relative width ~ tolerance at ``eps_guess``.
+
+        Connect-the-dots placement makes the bracket's width first order in the cells' loss
+        spans (about E spans in all) and second order in the lattice spacing: measured
+        ~ E Delta^2 / (s eps) relative, s ~ mu / sqrt(E) the single-epoch loss's scale (M = 100
+        and 1e4, E = 100 and 1e4); each gets about half the tolerance.  ``shrink`` < 1 tightens
+        both (spans linearly, the spacing as its square root)."""
+        e = max(eps_guess, 1e-3)
+        E = self.epochs
+        span = shrink * self.tolerance * e / (_SPAN_DIV * E)
+        s = max(self._mu_guess() / math.sqrt(E), 1e-6)
+        dl = math.sqrt(shrink * self.tolerance * e * s / (_DL_K * E))
+        dl = max(dl, span, _SPACING_FLOOR)
+        return dl, span
+
     def _delta_l_for(self, eps_guess: float) -> float:
-        return max(self.tolerance * max(eps_guess, 1e-3) / (2.0 * self.epochs), _SPACING_FLOOR)
+        return self._spacings(eps_guess)[0]
 
     def _mu_guess(self) -> float:
         return float(mu_poisson_limit(self.sigma, self.rounds, self.epochs))
@@ -149,9 +174,9 @@ class RandomAllocationPLD:
                                   method=self._method(), certified=self._certified(),
                                   estimated=self._estimated(), warn=False)
         # lattice spacing from the larger of eps and the GDP scale mu (relative width ~ tolerance)
-        dl = self._delta_l_for(max(eps, self._mu_guess()))
-        lo, hi = self._deltaE(eps, dl)
-        _, used, needed = self._composed(dl)
+        dl, span = self._spacings(max(eps, self._mu_guess()))
+        lo, hi = self._deltaE(eps, dl, span)
+        _, used, needed = self._composed(dl, span)
         return PrivacyBracket(lo, hi, quantity="delta", at=eps, tolerance=self.tolerance,
                               method=self._method(used), certified=self._certified(),
                               estimated=self._estimated(),
@@ -169,10 +194,10 @@ class RandomAllocationPLD:
         if self.epochs == 1:
             fn = self._delta1
         else:
-            dl = self._delta_l_for(float(gdp_epsilon(1e-4, self._mu_guess())))
+            dl, span = self._spacings(float(gdp_epsilon(1e-4, self._mu_guess())))
 
             def fn(e: float) -> tuple[float, float]:
-                return self._deltaE(e, dl)
+                return self._deltaE(e, dl, span)
 
         # eps range: up to where the certified delta is negligible
         e_max = 1.0
@@ -202,13 +227,13 @@ class RandomAllocationPLD:
         else:
             # a first guess of epsilon from the GDP asymptotics sets the lattice spacing; refine
             # from the bracket found until it meets the tolerance or the memory cap / floor
-            dl = self._delta_l_for(float(gdp_epsilon(d, self._mu_guess())))
+            dl, span = self._spacings(float(gdp_epsilon(d, self._mu_guess())))
             lo, hi = 0.0, math.inf
             prev_width = math.inf
             for _ in range(8):
-                lo2, hi2 = invert(lambda e: self._deltaE(e, dl), d)
+                lo2, hi2 = invert(lambda e: self._deltaE(e, dl, span), d)
                 lo, hi = max(lo, lo2), min(hi, hi2)  # both brackets are certified
-                _, used, needed = self._composed(dl)
+                _, used, needed = self._composed(dl, span)
                 spacing = used
                 if not math.isfinite(hi) or hi - lo <= self.tolerance * hi:
                     break
@@ -222,10 +247,14 @@ class RandomAllocationPLD:
                 if needed:
                     note = self._memory_note(needed)
                     break
-                if used <= _SPACING_FLOOR:
+                if used <= _SPACING_FLOOR and span <= _SPACING_FLOOR:
                     note = f"the loss lattice reached its finest spacing ({_SPACING_FLOOR:g})"
                     break
-                dl = max(0.8 * used * self.tolerance * hi / (hi - lo), _SPACING_FLOOR)
+                # the bracket found is a far better guess of epsilon than the asymptotics: size
+                # the next lattice from it and from the width it missed by
+                g = min(0.8 * self.tolerance * hi / (hi - lo), 0.9)
+                span *= g
+                dl = max(dl * math.sqrt(g), span, _SPACING_FLOOR)
         if not math.isfinite(hi):
             self._raise_unbounded(d)
         return PrivacyBracket(lo, hi, quantity="epsilon", at=d, tolerance=self.tolerance,
@@ -233,7 +262,7 @@ class RandomAllocationPLD:
                               estimated=self._estimated(), note=note)
 
     def _raise_unbounded(self, d: float) -> None:
-        floor = (self._delta1(1e4)[1] if self.epochs == 1 else self._deltaE(1e4, self.lattice_spacing)[1])
+        floor = (self._delta1(1e4)[1] if self.epochs == 1 else self._deltaE(1e4, self.lattice_spacing, self._last_span)[1])
         if floor >= d:
             raise ValueError(
                 f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
