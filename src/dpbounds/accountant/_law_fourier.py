@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._exact import lognormal_cf_m1  # type: ignore[import-not-found, unused-ignore]
+from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
@@ -324,9 +325,16 @@ class LognormalSum(SingleEpochLaw):
         law, M = self, self.M
         span = 0.5 * delta_l if cell_span is None else float(cell_span)
         h_target = max(span * M, law.P / 2 ** 20)
-        edges, h, p0, p1, err = _cell_masses(law, h_target)
-        np.maximum(p0, 0.0, out=p0)
-        np.maximum(p1, 0.0, out=p1)
+        # cells of P / 2^k (at least as fine as asked: still certified) so that the cell masses,
+        # the costly part, are shared by every lattice spacing that asks for the same k (a
+        # training loop's epoch-end queries at E = 1, 2, ... reuse a handful of them)
+        h_target = law.P / 2.0 ** math.ceil(math.log2(law.P / h_target) - 1e-9)
+
+        def cells() -> tuple[FArr, float, FArr, FArr, float]:
+            e_, h_, q0, q1, er = _cell_masses(law, h_target)
+            return e_, h_, np.maximum(q0, 0.0), np.maximum(q1, 0.0), er
+
+        edges, h, p0, p1, err = cached(("fourier cells", law.sigma, law.M, law.P, law.xlo, h_target), cells)
         xa, xb, p0, p1 = _merge_light_cells(edges, h, p0, p1, M, span)
         del edges
         with np.errstate(divide="ignore", invalid="ignore"):
