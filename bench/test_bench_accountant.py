@@ -129,3 +129,30 @@ def test_peak_rss_e10000(tolerance, width):
     peak_mb = int(kb) / 1024
     print(f"\nM=E=1e4 tolerance {tolerance}: width {float(w):.3%}, VmHWM {peak_mb:.0f} MB")
     assert peak_mb <= 300, peak_mb
+
+
+# sigma = 0.5, M = 1000, E = 1: the small-sigma single-epoch law (tilted Fourier series), the one
+# case where PLD_accounting (with numba) used to be faster.  Both cold, in the same run.
+@pytest.mark.benchmark(group="eps-s05-M1000-E1")
+def test_ours_vs_peer_s05_m1000_e1(benchmark):
+    import time
+    pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
+
+    def ours():
+        A.clear_cache()
+        return A.RandomAllocationPLD(0.5, 1000, 1).epsilon(1e-5)
+
+    def peer():
+        return pa.gaussian_allocation_epsilon_range(delta=1e-5, sigma=0.5, num_steps=1000, num_epochs=1)
+
+    peer()  # numba compilation is not part of the timing
+    t_ours, t_peer = [], []
+    for _ in range(3):
+        t0 = time.perf_counter(); lo, hi = ours(); t_ours.append(time.perf_counter() - t0)
+        t0 = time.perf_counter(); up, plo = peer(); t_peer.append(time.perf_counter() - t0)
+    benchmark.pedantic(ours, rounds=1, iterations=1)
+    to, tp = min(t_ours), min(t_peer)
+    print(f"\nsigma=0.5 M=1000 E=1 cold: dpbounds {to:.3f} s [{lo:.10g}, {hi:.10g}] width {hi - lo:.3g}; "
+          f"PLD_accounting {tp:.3f} s [{plo:.10g}, {up:.10g}] width {up - plo:.3g}; time ratio peer/ours {tp / to:.2f}")
+    assert lo <= up and plo <= hi  # the brackets meet
+    assert hi - lo < up - plo      # ours is the narrower one

@@ -94,74 +94,274 @@ static double complex dpb_cf_expi(double complex y)
     return exp(-cimag(y)) * (cos(creal(y)) + I * sin(creal(y)));
 }
 
+/* Node tables of the tilted kernel, one per contour level (built lazily). */
+typedef struct {
+    double s, m, hu, uhi, eta_cap;
+    long nodes;
+    double complex *w, *v;            /* (DPB_CF_LEVELS + 1) * nodes each */
+    unsigned char built[DPB_CF_LEVELS + 1];
+} cf_tilted_tables;
+
+static int cf_tilted_init(cf_tilted_tables *tb, double sigma, int size_biased)
+{
+    int k;
+    tb->nodes = cf_grid(sigma, size_biased, &tb->s, &tb->m, &tb->hu, &tb->uhi);
+    tb->eta_cap = 1.2 * tb->s; /* cap on s * eta, as in dpb_exact_lognormal_cf */
+    tb->w = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->v = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    for (k = 0; k <= DPB_CF_LEVELS; ++k) tb->built[k] = 0;
+    if (tb->w == NULL || tb->v == NULL) {
+        free(tb->w); free(tb->v);
+        tb->w = tb->v = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void cf_tilted_free(cf_tilted_tables *tb)
+{
+    free(tb->w);
+    free(tb->v);
+}
+
+/* contour level for |t| = ta > 0 or ta = 0 */
+static int cf_tilted_level(const cf_tilted_tables *tb, double ta, double lam)
+{
+    int k;
+    double theta, seta;
+    if (ta == 0.0 || tb->s * tb->uhi + tb->m + log(ta * tb->s) <= -0.69314718055994530942)
+        return 0;
+    theta = atan2(lam, ta);
+    seta = fmin(1.5707963267948966192 - theta, tb->eta_cap);
+    k = (int)floor(seta / 1.5707963267948966192 * DPB_CF_LEVELS + 0.5);
+    if (k < 0) k = 0;
+    if (k > DPB_CF_LEVELS) k = DPB_CF_LEVELS;
+    return k;
+}
+
+static void cf_tilted_build(cf_tilted_tables *tb, int k)
+{
+    long q;
+    double eta;
+    double complex *w, *v;
+    if (tb->built[k])
+        return;
+    eta = (k == 0) ? 0.0 : fmin(k * (1.5707963267948966192 / DPB_CF_LEVELS), tb->eta_cap) / tb->s;
+    w = tb->w + (size_t)k * tb->nodes;
+    v = tb->v + (size_t)k * tb->nodes;
+    for (q = 0; q < tb->nodes; ++q) {
+        double u = DPB_CF_ULO + tb->hu * (double)q;
+        double gauss = exp(-0.5 * u * u) * DPB_INV_SQRT2PI * tb->hu;
+        if (k == 0) {
+            w[q] = gauss;
+            v[q] = expm1(tb->s * u + tb->m);
+        } else {
+            double ex = exp(tb->s * u + tb->m);
+            w[q] = gauss * exp(0.5 * eta * eta) * (cos(u * eta) - I * sin(u * eta));
+            v[q] = ex * cos(tb->s * eta) - 1.0 + I * (ex * sin(tb->s * eta));
+        }
+    }
+    tb->built[k] = 1;
+}
+
+/* the trapezoid sum at tau = |t| + i lam on level k (one point, direct) */
+static double complex cf_tilted_point(cf_tilted_tables *tb, int k, double complex tau, int raw)
+{
+    long q;
+    double complex acc = 0.0;
+    const double complex *wq, *vq;
+    cf_tilted_build(tb, k);
+    wq = tb->w + (size_t)k * tb->nodes;
+    vq = tb->v + (size_t)k * tb->nodes;
+    if (raw) {
+        for (q = 0; q < tb->nodes; ++q)
+            acc += wq[q] * dpb_cf_expi(tau * vq[q]);
+    } else {
+        for (q = 0; q < tb->nodes; ++q)
+            acc += wq[q] * dpb_cf_g(tau * vq[q]);
+    }
+    return acc;
+}
+
 void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
                                    double lam, double *re, double *im)
 {
-    long j, q, nodes;
-    int k;
-    double s, m, hu, uhi, eta_cap;
-    double complex *tab_w, *tab_v;
-    unsigned char built[DPB_CF_LEVELS + 1];
-    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0)) {
+    long j;
+    cf_tilted_tables tb;
+    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0)
+        || cf_tilted_init(&tb, sigma, size_biased) != 0) {
         for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
         return;
     }
-    nodes = cf_grid(sigma, size_biased, &s, &m, &hu, &uhi);
-    eta_cap = 1.2 * s; /* cap on s * eta, as in dpb_exact_lognormal_cf */
-    tab_w = (double complex *)malloc(sizeof(double complex) * (size_t)nodes * (DPB_CF_LEVELS + 1));
-    tab_v = (double complex *)malloc(sizeof(double complex) * (size_t)nodes * (DPB_CF_LEVELS + 1));
-    if (tab_w == NULL || tab_v == NULL) {
-        free(tab_w); free(tab_v);
-        for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
-        return;
-    }
-    for (k = 0; k <= DPB_CF_LEVELS; ++k) built[k] = 0;
     for (j = 0; j < n; ++j) {
-        double tt = t[j], ta, theta, seta;
-        double complex acc = 0.0, tau;
-        const double complex *wq, *vq;
+        double tt = t[j], ta;
+        double complex acc;
         if (isnan(tt)) { re[j] = DPB_NAN; im[j] = DPB_NAN; continue; }
         if (tt == 0.0 && lam == 0.0) { re[j] = raw ? 1.0 : 0.0; im[j] = 0.0; continue; }
         ta = fabs(tt);
-        tau = ta + I * lam;
-        if (ta == 0.0 || s * uhi + m + log(ta * s) <= -0.69314718055994530942) {
-            k = 0;
-        } else {
-            theta = atan2(lam, ta);
-            seta = fmin(1.5707963267948966192 - theta, eta_cap);
-            k = (int)floor(seta / 1.5707963267948966192 * DPB_CF_LEVELS + 0.5);
-            if (k < 0) k = 0;
-            if (k > DPB_CF_LEVELS) k = DPB_CF_LEVELS;
-        }
-        if (!built[k]) {
-            double eta = (k == 0) ? 0.0 : fmin(k * (1.5707963267948966192 / DPB_CF_LEVELS), eta_cap) / s;
-            double complex *w = tab_w + (size_t)k * nodes, *v = tab_v + (size_t)k * nodes;
-            for (q = 0; q < nodes; ++q) {
-                double u = DPB_CF_ULO + hu * (double)q;
-                double gauss = exp(-0.5 * u * u) * DPB_INV_SQRT2PI * hu;
-                if (k == 0) {
-                    w[q] = gauss;
-                    v[q] = expm1(s * u + m);
-                } else {
-                    double ex = exp(s * u + m);
-                    w[q] = gauss * exp(0.5 * eta * eta) * (cos(u * eta) - I * sin(u * eta));
-                    v[q] = ex * cos(s * eta) - 1.0 + I * (ex * sin(s * eta));
-                }
-            }
-            built[k] = 1;
-        }
-        wq = tab_w + (size_t)k * nodes;
-        vq = tab_v + (size_t)k * nodes;
-        if (raw) {
-            for (q = 0; q < nodes; ++q)
-                acc += wq[q] * dpb_cf_expi(tau * vq[q]);
-        } else {
-            for (q = 0; q < nodes; ++q)
-                acc += wq[q] * dpb_cf_g(tau * vq[q]);
-        }
+        acc = cf_tilted_point(&tb, cf_tilted_level(&tb, ta, lam), ta + I * lam, raw);
         re[j] = creal(acc);
         im[j] = tt < 0.0 ? -cimag(acc) : cimag(acc);
     }
-    free(tab_w);
-    free(tab_v);
+    cf_tilted_free(&tb);
+}
+
+/* ------------------------------------------------------------------ equally spaced t */
+
+#define DPB_CFG_BLOCK 128       /* steps per anchor */
+#define DPB_CFG_TINY 1e-150     /* factors below this are dropped (keeps every product normal) */
+#define DPB_CFG_TERMS 40        /* Taylor terms j = 0 .. 39 of the series part (|y| < 2: 2^40/40! < 1e-35) */
+#define DPB_CFG_SER 2.0         /* |tau v| below which a node goes to the series part */        /* Taylor terms j = 0 .. 16 of the series part */
+
+/* Step table of one level: T[m][q] = e^{i m dt v_q}, m < DPB_CFG_BLOCK (split re / im). */
+typedef struct {
+    double *re, *im;
+    int level;
+} cf_step_table;
+
+static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, cf_step_table *st)
+{
+    long q, mm;
+    const double complex *v = tb->v + (size_t)k * tb->nodes;
+    for (mm = 0; mm < DPB_CFG_BLOCK; ++mm) {
+        double h = (double)mm * dt;
+        for (q = 0; q < tb->nodes; ++q) {
+            double complex y = h * v[q], e;
+            /* |e^{iy}| = e^{-Im y}: below DPB_CFG_TINY it is dropped */
+            e = (cimag(y) > 345.0) ? 0.0 : dpb_cf_expi(y);
+            st->re[mm * tb->nodes + q] = fabs(creal(e)) >= DPB_CFG_TINY ? creal(e) : 0.0;
+            st->im[mm * tb->nodes + q] = fabs(cimag(e)) >= DPB_CFG_TINY ? cimag(e) : 0.0;
+        }
+    }
+    st->level = k;
+}
+
+void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
+                                        double dt, double lam, double *re, double *im)
+{
+    long j, q, nodes;
+    cf_tilted_tables tb;
+    cf_step_table st = {NULL, NULL, -1};
+    double *ar = NULL, *ai = NULL;
+    double complex *mom = NULL;
+        double inv_fact[DPB_CFG_TERMS];
+    if (count <= 0)
+        return;
+    inv_fact[0] = 1.0;
+    for (j = 1; j < DPB_CFG_TERMS; ++j) inv_fact[j] = inv_fact[j - 1] / (double)j;
+    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0) || n0 < 0
+        || !(dt > 0.0) || !(dt < 1e300) || cf_tilted_init(&tb, sigma, size_biased) != 0) {
+        for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+        return;
+    }
+    nodes = tb.nodes;
+    st.re = (double *)malloc(sizeof(double) * (size_t)nodes * DPB_CFG_BLOCK);
+    st.im = (double *)malloc(sizeof(double) * (size_t)nodes * DPB_CFG_BLOCK);
+    ar = (double *)malloc(sizeof(double) * (size_t)nodes);
+    ai = (double *)malloc(sizeof(double) * (size_t)nodes);
+    if (st.re == NULL || st.im == NULL || ar == NULL || ai == NULL) {
+        for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+        goto done;
+    }
+    j = 0;
+    while (j < count) {
+        double ta = (double)(n0 + j) * dt, tb_end, ratio;
+        int k = cf_tilted_level(&tb, ta, lam);
+        long len = 1, mm, qhi = 0;
+        const double complex *w, *v;
+        double complex sw = 0.0, swv = 0.0, tau_a = ta + I * lam, tau_b;
+        double tr; /* |tau| at the block end: the series part is a polynomial in t / tr */
+        /* a block: up to DPB_CFG_BLOCK steps on one contour level */
+        while (j + len < count && len < DPB_CFG_BLOCK
+               && cf_tilted_level(&tb, (double)(n0 + j + len) * dt, lam) == k)
+            ++len;
+        tb_end = (double)(n0 + j + len - 1) * dt;
+        tau_b = tb_end + I * lam;
+        tr = cabs(tau_b);
+        ratio = cabs(tau_a) / tr;
+        if (len < 16 || (ta == 0.0 && lam == 0.0) || (!raw && ratio < 0.9)) {
+            /* short run or |tau| still growing fast within the block: direct sums */
+            for (mm = 0; mm < len; ++mm) {
+                double tt = (double)(n0 + j + mm) * dt;
+                double complex acc;
+                if (tt == 0.0 && lam == 0.0) { re[j + mm] = raw ? 1.0 : 0.0; im[j + mm] = 0.0; continue; }
+                acc = cf_tilted_point(&tb, cf_tilted_level(&tb, tt, lam), tt + I * lam, raw);
+                re[j + mm] = creal(acc);
+                im[j + mm] = cimag(acc);
+            }
+            j += len;
+            continue;
+        }
+        cf_tilted_build(&tb, k);
+        w = tb.w + (size_t)k * nodes;
+        v = tb.v + (size_t)k * nodes;
+        if (st.level != k)
+            cf_step_build(&tb, k, dt, &st);
+        if (!raw && mom == NULL) {
+            mom = (double complex *)malloc(sizeof(double complex) * DPB_CFG_TERMS);
+            if (mom == NULL) {
+                for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+                goto done;
+            }
+        }
+        if (!raw)
+            for (mm = 0; mm < DPB_CFG_TERMS; ++mm) mom[mm] = 0.0;
+        /* anchor: a_q = w_q e^{i tau_a v_q}.  g-form: nodes with |tau v| < 1/4 over the whole block
+         * (|tau v| grows with |tau|) go to the Taylor expansion of g in t about 0,
+         *   g(B + t C) = sum_j t^j C^j g^(j)(B) / j!,  B = -lam v, C = i v  (|t C|, |B| <= |tau v| < 1/4),
+         * accumulated as moments; the others are summed as w (e^{i tau v} - 1 - i tau v). */
+        for (q = 0; q < nodes; ++q) {
+            double complex y = tau_a * v[q], a;
+            if (!raw && cabs(tau_b * v[q]) < DPB_CFG_SER) {
+                double complex B = -lam * v[q], C = I * v[q] * tr, gB = dpb_cf_g(-I * B), cp = w[q];
+                double complex e1 = gB + B; /* e^B - 1 */
+                int jj;
+                mom[0] += cp * gB;
+                cp *= C;
+                mom[1] += cp * e1;
+                for (jj = 2; jj < DPB_CFG_TERMS; ++jj) {
+                    cp *= C;
+                    mom[jj] += cp * (1.0 + e1);
+                }
+                ar[q] = 0.0; ai[q] = 0.0;
+                continue;
+            }
+            if (!raw) {
+                sw += w[q];
+                swv += w[q] * v[q];
+            }
+            a = (cimag(y) > 345.0) ? 0.0 : w[q] * dpb_cf_expi(y);
+            ar[q] = fabs(creal(a)) >= DPB_CFG_TINY ? creal(a) : 0.0;
+            ai[q] = fabs(cimag(a)) >= DPB_CFG_TINY ? cimag(a) : 0.0;
+            if (ar[q] != 0.0 || ai[q] != 0.0) qhi = q + 1;
+        }
+        for (mm = 0; mm < len; ++mm) {
+            const double *pr = st.re + mm * nodes, *pi = st.im + mm * nodes;
+            double sr = 0.0, si = 0.0, tt = (double)(n0 + j + mm) * dt;
+            for (q = 0; q < qhi; ++q) {
+                sr += ar[q] * pr[q] - ai[q] * pi[q];
+                si += ar[q] * pi[q] + ai[q] * pr[q];
+            }
+            if (!raw) {
+                double complex tau = tt + I * lam, p = 0.0;
+                double x = tt / tr;
+                int jj;
+                for (jj = DPB_CFG_TERMS - 1; jj >= 0; --jj)
+                    p = p * x + mom[jj] * inv_fact[jj];
+                p += (sr + I * si) - sw - I * tau * swv;
+                sr = creal(p);
+                si = cimag(p);
+            }
+            re[j + mm] = sr;
+            im[j + mm] = si;
+        }
+        j += len;
+    }
+done:
+    free(st.re);
+    free(st.im);
+    free(ar);
+    free(ai);
+    free(mom);
+    cf_tilted_free(&tb);
 }

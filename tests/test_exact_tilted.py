@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpbounds import accountant as A
-from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted
+from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted, lognormal_cf_m1_tilted_grid
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
 from dpbounds.accountant import _select as S
 from dpbounds.accountant._law_tilted import TiltedLognormalSum
@@ -92,6 +92,64 @@ def test_cf_tilted_edges_and_lam0():
     # pure tilt: E e^{-lam (Y - 1)} - 1 is real and positive
     z = lognormal_cf_m1_tilted(0.5, np.array([0.0]), 2.0)[0]
     assert z.imag == 0 and z.real > 0
+
+
+# ---------------------------------------------------------------- kernel on equally spaced t
+# dt a power of two: n dt is exact, so the grid kernel (anchor + tabulated steps) and the pointwise
+# kernel evaluate the characteristic function at the very same t.
+@pytest.mark.parametrize("sigma,lam,dt,n0", [(0.5, 4.26e-6, 2.0 ** -21, 0), (0.5, 4.26e-6, 2.0 ** -21, 380_000),
+                                             (0.3, 1e-3, 2.0 ** -13, 0), (0.7, 3e-5, 2.0 ** -19, 2_000),
+                                             (1.0, 0.5, 2.0 ** -5, 0)])
+@pytest.mark.parametrize("sb,raw", [(False, False), (True, True), (True, False), (False, True)])
+def test_cf_tilted_grid_matches_pointwise(sigma, lam, dt, n0, sb, raw):
+    cnt = 3000
+    got = lognormal_cf_m1_tilted_grid(sigma, n0, cnt, dt, lam, sb, raw)
+    ref = lognormal_cf_m1_tilted(sigma, np.arange(n0, n0 + cnt) * dt, lam, sb, raw)
+    # both are trapezoid sums on the same nodes: they differ by round-off (measured <= 2e-15
+    # relative at sigma <= 0.7, 3e-14 at sigma = 1, lam = 0.5, t up to 94)
+    tol = 5e-14 * np.abs(ref) + 1e-16 * (1.0 + np.abs(ref) if raw else 1.0)
+    assert np.all(np.abs(got - ref) <= tol)
+
+
+def test_cf_tilted_grid_large_tilt_vs_mpmath():
+    # lam = 2, t up to 750: both kernels are at their round-off floor here, ~eps |tau| sum |w v| in
+    # absolute terms (the subtraction of i tau (EZ - 1) = 0 node by node), and differ by up to 1e-11
+    # relative; at the points where they differ most, both stay within 1e-15 (1 + |t|) of mpmath
+    sigma, lam, dt = 0.4, 2.0, 0.25
+    got = lognormal_cf_m1_tilted_grid(sigma, 0, 3000, dt, lam)
+    old = lognormal_cf_m1_tilted(sigma, np.arange(3000) * dt, lam)
+    for i in np.argsort(np.abs(got - old) / np.abs(old))[-4:]:
+        ref = _cf_tilted_mpmath(sigma, i * dt, lam, False)
+        assert abs(old[i] - ref) <= 1e-15 * (1 + i * dt)
+        assert abs(got[i] - ref) <= 1e-15 * (1 + i * dt)
+
+
+@pytest.mark.parametrize("sigma,lam", [(0.5, 4.26e-6), (0.3, 1e-3), (0.7, 3e-5)])
+@pytest.mark.parametrize("n", [700, 5_000, 200_000, 390_000])
+@pytest.mark.parametrize("sb", [False, True])
+def test_cf_tilted_grid_vs_mpmath(sigma, lam, n, sb):
+    # the regime of the tilted series at sigma = 0.5, M = 1000 (lam ~ 4e-6, t up to ~0.2): r for Y
+    # (relative accuracy matters: it is raised to the power M), chi itself for wY
+    dt = 2.0 ** -21
+    got = complex(lognormal_cf_m1_tilted_grid(sigma, n - 37, 128, dt, lam, sb, sb)[37])
+    ref = _cf_tilted_mpmath(sigma, n * dt, lam, sb)
+    if sb:
+        ref = ref + 1 + 1j * (n * dt + 1j * lam) * math.expm1(1 / sigma ** 2)
+    # the pointwise kernel at sigma = 0.3 (wY) is limited by its trapezoid step (~1e-10): compare both
+    old = complex(lognormal_cf_m1_tilted(sigma, np.array([n * dt]), lam, sb, sb)[0])
+    assert abs(got - ref) <= max(4e-15, 2.0 * abs(old - ref) / abs(ref)) * abs(ref)
+
+
+def test_cf_tilted_grid_edges():
+    assert lognormal_cf_m1_tilted_grid(0.5, 0, 0, 0.1, 1.0).size == 0
+    with pytest.raises(ValueError, match="count"):
+        lognormal_cf_m1_tilted_grid(0.5, 0, -1, 0.1, 1.0)
+    for args in ((0.5, -1, 4, 0.1, 1.0), (0.5, 0, 4, 0.0, 1.0), (0.5, 0, 4, float("nan"), 1.0),
+                 (0.5, 0, 4, 0.1, -1.0), (0.1, 0, 4, 0.1, 1.0), (0.5, 0, 4, float("inf"), 1.0)):
+        assert np.all(np.isnan(lognormal_cf_m1_tilted_grid(*args)))
+    # t = 0 without tilt: r = 0, chi = 1
+    assert lognormal_cf_m1_tilted_grid(0.5, 0, 1, 0.1, 0.0)[0] == 0
+    assert lognormal_cf_m1_tilted_grid(0.5, 0, 1, 0.1, 0.0, True, True)[0] == 1
 
 
 # ---------------------------------------------------------------- M = 2: independent quadrature

@@ -3,12 +3,14 @@
 
 * :func:`lognormal_cf_m1` -- chi(t) - 1 for the per-round likelihood ratio (C, dpb_exact_cf.h).
 * :func:`lognormal_cf_m1_tilted` -- the same at t + i lam (exponential tilting, lam >= 0).
+* :func:`lognormal_cf_m1_tilted_grid` -- the same at t = n dt, n = n0 ... n0 + count - 1 (fast).
 * :func:`logsum_convolve` -- density of log(X + Z) from those of log X, log Z (C, dpb_logsum.h).
 """
 cimport cython
 import numpy as np
 cimport numpy as cnp
-from dpbounds._exact_csrc cimport dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted, dpb_logsum_convolve
+from dpbounds._exact_csrc cimport (dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted,
+                                     dpb_exact_lognormal_cf_tilted_grid, dpb_logsum_convolve)
 
 cnp.import_array()
 
@@ -45,6 +47,22 @@ def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False, 
                                           &re[0], &im[0])
     out = re_arr + 1j * im_arr
     return out.reshape(np.shape(t))
+
+
+def lognormal_cf_m1_tilted_grid(double sigma, long n0, long count, double dt, double lam,
+                                bint size_biased=False, bint raw=False):
+    """:func:`lognormal_cf_m1_tilted` at t = (n0 + j) dt, j = 0 .. count - 1 (complex array)."""
+    if count < 0:
+        raise ValueError("count must be >= 0")
+    re_arr = np.empty(count, dtype=np.float64)
+    im_arr = np.empty(count, dtype=np.float64)
+    cdef double[::1] re = re_arr
+    cdef double[::1] im = im_arr
+    if count > 0:
+        with nogil:
+            dpb_exact_lognormal_cf_tilted_grid(sigma, 1 if size_biased else 0, 1 if raw else 0, n0, count,
+                                               dt, lam, &re[0], &im[0])
+    return re_arr + 1j * im_arr
 
 
 def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):

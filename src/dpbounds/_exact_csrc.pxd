@@ -4,6 +4,8 @@ cdef extern from "dpb_exact_cf.h" nogil:
                                 double *re, double *im)
     void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
                                        double lam, double *re, double *im)
+    void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
+                                            double dt, double lam, double *re, double *im)
 
 cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,

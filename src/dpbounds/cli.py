@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import NoReturn, Sequence
 
@@ -48,6 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         sys.stderr.write(f"dpbounds: error: {exc}\n")
         return 2
+    except BrokenPipeError:  # `dpbounds ... | head`: the reader left; no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except KeyboardInterrupt:
+        sys.stderr.write("dpbounds: interrupted\n")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -262,8 +262,9 @@ class PartialEpochLaw(SingleEpochLaw):
         return out
 
     # -------------------------------------------------------------- loss lattices (E > 1)
-    def lattice_pmfs(self, delta_l: float) -> LatticePMFs:
-        """Lattice PMFs of both directions' loss at spacing ``delta_l``.
+    def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
+        """Lattice PMFs of both directions' loss at spacing ``delta_l`` (``cell_span`` is accepted
+        for the interface; this law sizes its cells from ``delta_l``).
 
         remove: loss log1p(x'/M) under (1 - r) P0' + r P1'; add: -log1p(x'/M) under P0'.  Cells
         of x' (Fourier base) or of log S_k (log-domain base) are rounded up / down onto the

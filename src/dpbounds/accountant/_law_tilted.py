@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted  # type: ignore[import-not-found, unused-ignore]
+from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted, lognormal_cf_m1_tilted_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._law import FArr, SingleEpochLaw
 from dpbounds.accountant._law_fourier import _clog1p
@@ -126,8 +126,9 @@ class TiltedLognormalSum(SingleEpochLaw):
         while True:
             n = np.arange(n0, n0 + block, dtype=float)
             t = n * dt
-            r0 = lognormal_cf_m1_tilted(self.sigma, t, lam)
-            chi_w = lognormal_cf_m1_tilted(self.sigma, t, lam, True, True)  # direct: no cancellation
+            # the kernel on the equally spaced t_n (same values as at t, ~10x faster)
+            r0 = lognormal_cf_m1_tilted_grid(self.sigma, n0, block, dt, lam)
+            chi_w = lognormal_cf_m1_tilted_grid(self.sigma, n0, block, dt, lam, True, True)  # direct: no cancellation
             l0 = _clog1p(r0)
             l0 = np.where(np.isfinite(l0.real), l0, -800.0)
             with np.errstate(divide="ignore"):
