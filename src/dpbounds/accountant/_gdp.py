@@ -5,7 +5,8 @@ and :func:`dpbounds.tradeoff.gdp_epsilon`.  Two readings of the asymptotic mu of
 random allocation exist, and each caller names the one it uses:
 
 * :func:`dpbounds.tradeoff.mu_random_allocation`: sqrt(E (e^{1/sigma^2} - 1) / (M - 1)), the
-  Theorem 4.2 reading of "Balls-and-Bins Sampling for DP-SGD" (see the documentation);
+  Theorem 4.2 reading of "Trade-off Functions for DP-SGD with Subsampling based on Random
+  Allocation: Tight Upper and Lower Bounds" (see the documentation);
 * :func:`mu_poisson_limit` here: sqrt(E (e^{1/sigma^2} - 1) / M), the Poisson-subsampling CLT
   limit with sample rate 1/M over E M steps (``mu_poisson(sigma, 1/M, E M)``).  The accountant
   uses it for ``method="gdp_asymptotic"`` and as the first guess of its lattice spacing.
