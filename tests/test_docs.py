@@ -32,3 +32,18 @@ def test_docstring_examples(mod):
     for t in tests:
         runner.run(t)
     assert runner.failures == 0 and runner.tries >= 2
+
+
+@pytest.mark.parametrize("modname", ["dpbounds.accountant._accountant", "dpbounds.accountant._poisson_accountant",
+                                     "dpbounds.accountant._poisson", "dpbounds.calibration", "dpbounds.sampling"])
+def test_accountant_and_calibration_docstring_examples(modname):
+    import importlib
+
+    mod = importlib.import_module(modname)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    tests = [t for t in finder.find(mod, modname) if t.examples]
+    assert tests
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0 and runner.tries >= 2
