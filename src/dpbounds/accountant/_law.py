@@ -64,6 +64,11 @@ class SingleEpochLaw(abc.ABC):
 
     supports_lattice: bool = True
 
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What determines this law's numbers (cache keys of results built from it)."""
+        return (type(self).__name__, self.sigma, self.M)
+
     def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
         """Lattice PMFs of both directions' single-epoch loss at spacing ``delta_l``, from cells
         of loss span about ``cell_span`` (the law's default if None)."""

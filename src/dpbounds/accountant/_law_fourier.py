@@ -194,6 +194,10 @@ class LognormalSum(SingleEpochLaw):
         return not self.truncated
 
     @property
+    def key(self) -> tuple[object, ...]:
+        return ("fourier", self.sigma, self.M, self.P, self.xlo)
+
+    @property
     def window_error(self) -> float:
         """Largest error of a CDF value in the window (tails of both hypotheses + series)."""
         return (max(self.tail_lo0 + self.tail_hi0, self.tail_lo1 + self.tail_hi1)

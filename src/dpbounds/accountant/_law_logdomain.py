@@ -330,6 +330,10 @@ class LogDomainPair(SingleEpochLaw):
     def converged(self) -> bool:
         return True
 
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ("log-domain", self.sigma, self.M, self.fine.h)
+
     def delta(self, eps: float) -> tuple[float, float]:
         if eps > 700.0:  # beyond every loss on the grid; only the tail mass off the grid remains
             return 0.0, self.floor

@@ -77,6 +77,10 @@ class PartialEpochLaw(SingleEpochLaw):
         self.supports_lattice = base.supports_lattice
 
     @property
+    def key(self) -> tuple[object, ...]:
+        return ("partial", self.base.key, self.M)
+
+    @property
     def converged(self) -> bool:
         return self.base.converged
 

@@ -223,6 +223,10 @@ class TiltedLognormalSum(SingleEpochLaw):
 
     supports_lattice = False
 
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ("tilted", self.sigma, self.M, self.P)
+
     def tv(self) -> tuple[float, float]:
         g0t, g1t = self.wrapped_cdf_pair([0.0])
         return float(g0t[0] - g1t[0]), 2.0 * float(self.err(0.0))

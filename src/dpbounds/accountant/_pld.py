@@ -77,7 +77,7 @@ class RandomAllocationPLD:
         """(composition per direction, spacing used, points a tighter lattice needed or 0)."""
         law = self._law
         span = _CELL_RATIO * delta_l if cell_span is None else float(cell_span)
-        key = ("composition", law.method, self.sigma, self.rounds, self.epochs, delta_l, span, self.max_lattice)
+        key = ("composition", law.key, self.epochs, delta_l, span, self.max_lattice)
 
         def build() -> tuple[dict[str, Any], float, int]:
             dl, needed = delta_l, 0
