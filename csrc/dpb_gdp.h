@@ -42,7 +42,10 @@ double dpb_gdp_epsilon(double delta, double mu);
 /* dpb_gdp_mu_random_allocation -- sqrt(E (w - 1)/(M - 1)) = mu_M sqrt(E): the Gaussian
  * parameter of Theorem 4.2 for E epochs of random allocation over M rounds (its limit
  * for E = c^2 M is c sqrt(e^{1/sigma^2} - 1)).  ASYMPTOTIC (gamma'_M dropped), not a bound.
- * ACCURACY  relative <= 4 ulp.  EDGES  sigma <= 0, M <= 1, E < 0 -> NaN. */
+ * ACCURACY  relative <= 4 ulp.  EDGES  sigma <= 0, M <= 1, E < 0 -> NaN.
+ * The other reading of the same asymptotics, sqrt(E (w - 1)/M) (the Poisson-subsampling limit
+ * with rate 1/M over E M steps), is dpb_gdp_mu_poisson(sigma, 1/M, E M) below; the exact
+ * accountant's method="gdp_asymptotic" uses that one.  Every caller names which it uses. */
 double dpb_gdp_mu_random_allocation(double sigma, double rounds, double epochs);
 
 /* dpb_gdp_mu_poisson -- Bu et al. (2019) CLT: mu = p sqrt(T (e^{1/sigma^2} - 1)).
