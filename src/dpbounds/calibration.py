@@ -94,8 +94,19 @@ class _Setting:
                 acc.compose(SubsampledGaussianWOR(sigma / 2.0, self.rate), self.steps)
             return acc.get_epsilon_bracket(delta).upper
 
-    def sigma_guess(self, target: float, delta: float) -> float:
-        """sigma from the Gaussian-DP CLT: mu(eps, delta) = q sqrt(T (e^{1/sigma^2} - 1))."""
+    def _mu(self, sigma: float) -> float:
+        """Gaussian-DP CLT mu of this run, q sqrt(T (e^{1/sigma^2} - 1)) (replace-one: twice)."""
+        mu = self.rate * math.sqrt(float(self.steps) * math.expm1(min(1.0 / (sigma * sigma), 700.0)))
+        return 2.0 * mu if self.sampling == "without_replacement" else mu
+
+    def gdp_epsilon(self, sigma: float, delta: float) -> float:
+        """The Gaussian-DP approximation of epsilon(delta) at sigma (a guide for the search only)."""
+        from dpbounds.tradeoff import gdp_epsilon
+
+        return float(gdp_epsilon(delta, self._mu(sigma)))
+
+    def sigma_for_gdp_epsilon(self, target: float, delta: float) -> float:
+        """sigma whose Gaussian-DP approximation gives ``target`` (closed form in mu)."""
         from dpbounds.tradeoff import gdp_delta
 
         lo, hi = 1e-6, 1e3  # mu with gdp delta(target; mu) = delta, by bisection in log mu
@@ -106,15 +117,18 @@ class _Setting:
             else:
                 lo = mid
         mu = lo
-        T, q = float(self.steps), self.rate
         if self.sampling == "without_replacement":
-            mu *= 0.5  # replace-one: roughly twice the add/remove loss
-        x = (mu / q) ** 2 / T
+            mu *= 0.5
+        x = (mu / self.rate) ** 2 / float(self.steps)
         return 1.0 / math.sqrt(math.log1p(x)) if x > 0 else 1e4
+
+    def sigma_guess(self, target: float, delta: float) -> float:
+        """sigma from the Gaussian-DP CLT: mu(eps, delta) = q sqrt(T (e^{1/sigma^2} - 1))."""
+        return self.sigma_for_gdp_epsilon(target, delta)
 
 
 def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_lim: float,
-                    rtol: float, name: str) -> tuple[float, float]:
+                    rtol: float, name: str, step0: float = 1.1) -> tuple[float, float]:
     """A bracket (x_bad, x_ok) of the root of g (decreasing in x), x_ok / x_bad - 1 <= rtol.
 
     g(x) > 0 at x_bad and <= 0 at x_ok; both are evaluated points.  Returns (nan, x_ok) when g
@@ -124,7 +138,7 @@ def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_li
     """
     x0 = min(max(x0, lo_lim), hi_lim)
     g0 = g(x0)
-    step = 1.1
+    step = step0
     if g0 <= 0:  # feasible: walk down to an infeasible point
         x_ok, g_ok = x0, g0
         x = x0
@@ -219,11 +233,36 @@ def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size:
     lo_lim, hi_lim = _SIGMA_RANGE[run.sampling]
     log_t = math.log(eps_t)
 
-    def g(s: float) -> float:
-        e = run.epsilon(s, d)
-        return math.log(e) - log_t if e > 0 else -math.inf
+    seen: dict[float, float] = {}
 
-    x_bad, x_ok = _bracket_search(g, run.sigma_guess(eps_t, d), lo_lim, hi_lim, r, "noise multiplier")
+    def g(s: float) -> float:
+        if s not in seen:
+            e = run.epsilon(s, d)
+            seen[s] = math.log(e) - log_t if e > 0 else -math.inf
+        return seen[s]
+
+    # 1. the Gaussian-DP guess; 2. one exact evaluation there rescales the Gaussian-DP curve
+    # (epsilon_exact / epsilon_GDP varies slowly with sigma); 3. a secant step through both in
+    # log-log (log epsilon is nearly linear in log sigma) lands within ~rtol; 4. two evaluations
+    # straddling it, a factor 1 + rtol apart, certify both sides.  Else: the bracket search.
+    s0 = min(max(run.sigma_guess(eps_t, d), lo_lim), hi_lim)
+    s_start, step0 = s0, 1.1
+    g0 = g(s0)
+    if math.isfinite(g0):
+        scale = math.exp(g0) * eps_t / run.gdp_epsilon(s0, d)
+        s1 = min(max(run.sigma_for_gdp_epsilon(eps_t / scale, d), lo_lim), hi_lim)
+        g1 = g(s1) if s1 != s0 else g0
+        s2 = s1
+        if math.isfinite(g1) and g1 != g0 and s1 != s0:
+            l0, l1 = math.log(s0), math.log(s1)
+            s2 = min(max(math.exp(l1 - g1 * (l1 - l0) / (g1 - g0)), lo_lim), hi_lim)
+        ok, bad = s2 * (1 + 0.5 * r), s2 / (1 + 0.5 * r)
+        if lo_lim <= bad and ok <= hi_lim:
+            g_ok = g(ok)
+            if g_ok <= 0 and g(bad) > 0:
+                return ok
+            s_start, step0 = (bad if g_ok <= 0 else ok), 1.0 + 2.0 * r
+    x_bad, x_ok = _bracket_search(g, s_start, lo_lim, hi_lim, r, "noise multiplier", step0)
     if math.isnan(x_bad):
         raise ValueError(f"every noise multiplier down to {lo_lim:g} meets the target: it is not binding "
                          f"(epsilon at {lo_lim:g} is {run.epsilon(lo_lim, d):.4g})")
