@@ -1,0 +1,109 @@
+/* dpb_fourier_series.c -- see dpb_fourier_series.h (method and error bound there). */
+#include "dpb_fourier_series.h"
+#include "dpb_config.h"
+#include <math.h>
+
+#define FS_B 32                 /* block length; B^2 terms share one direct sin/cos anchor */
+#define FS_G 4                  /* points evaluated per pass over the coefficients (memory traffic) */
+#define FS_TWO_PI 6.283185307179586476925286766559005768394
+#define FS_2P52 4503599627370496.0
+
+/* e^{-2 pi i frac(m q)} for an integer m >= 0 with |m q| < 2^52: m q = hi + lo exactly; hi - floor(hi)
+ * is exact (a multiple of ulp(hi) in [0, 1)), |lo| <= ulp(hi)/2 <= 1/2, so their sum is the one
+ * rounding (<= 2u cycles); reduction to [-1/2, 1/2] subtracts 1 exactly (Sterbenz). */
+static void fs_unit(double m, double q, double *re, double *im)
+{
+    double hi, lo, f, ang;
+    dpb_two_prod(m, q, &hi, &lo);
+    f = (hi - floor(hi)) + lo;   /* in (-1/2, 3/2) */
+    if (f >= 0.5) f -= 1.0;
+    ang = -FS_TWO_PI * f;        /* |ang| <= pi */
+    *re = cos(ang);
+    *im = sin(ang);
+}
+
+/* Neumaier's compensated addition of v into (s, c). */
+static inline void fs_acc(double *s, double *c, double v)
+{
+    double t = *s + v;
+    if (fabs(*s) >= fabs(v))
+        *c += (*s - t) + v;
+    else
+        *c += (v - t) + *s;
+    *s = t;
+}
+
+int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx, const double *q,
+                          double *out)
+{
+    long j0;
+    if (ncoef < 1 || ncoef > 4)
+        return -1;
+    for (j0 = 0; j0 < nx; j0 += FS_G) {
+        int g, k, ng = (int)((nx - j0) < FS_G ? (nx - j0) : FS_G);
+        double Rr[FS_G][FS_B], Ri[FS_G][FS_B], Sr[FS_G][FS_B], Si[FS_G][FS_B];
+        double Tr[FS_G], Ti[FS_G];
+        double sum[4][FS_G], comp[4][FS_G];
+        int ok[FS_G];
+        long a, b, j;
+        for (g = 0; g < ng; ++g) {
+            double qq = q[j0 + g];
+            ok[g] = isfinite(qq) && fabs(qq) * (double)(N > 0 ? N : 0) < FS_2P52;
+            for (k = 0; k < 4; ++k) { sum[k][g] = 0.0; comp[k][g] = 0.0; }
+            if (!ok[g]) continue;
+            for (j = 0; j < FS_B; ++j) {
+                fs_unit((double)j, qq, &Rr[g][j], &Ri[g][j]);
+                fs_unit((double)(j * FS_B), qq, &Sr[g][j], &Si[g][j]);
+            }
+        }
+        for (a = 0; a * FS_B * FS_B <= N; ++a) {
+            for (g = 0; g < ng; ++g)
+                if (ok[g]) fs_unit((double)(a * FS_B * FS_B), q[j0 + g], &Tr[g], &Ti[g]);
+            for (b = 0; b < FS_B; ++b) {
+                long n0 = a * FS_B * FS_B + b * FS_B;
+                long jlo = (n0 == 0) ? 1 : 0;
+                long jhi = (N + 1 - n0) < FS_B ? (N + 1 - n0) : FS_B;
+                if (jhi <= jlo) break;
+                for (g = 0; g < ng; ++g) {
+                    double zr[FS_B], zi[FS_B];
+                    double Ar, Ai;
+                    if (!ok[g]) continue;
+                    Ar = Tr[g] * Sr[g][b] - Ti[g] * Si[g][b];
+                    Ai = Tr[g] * Si[g][b] + Ti[g] * Sr[g][b];
+                    for (j = 0; j < FS_B; ++j) {
+                        zr[j] = Ar * Rr[g][j] - Ai * Ri[g][j];
+                        zi[j] = Ar * Ri[g][j] + Ai * Rr[g][j];
+                    }
+                    for (k = 0; k < ncoef; ++k) {
+                        const double *c = coef[k];
+                        double blk;
+                        if (jlo == 0 && jhi == FS_B) {
+                            /* full block: four lanes of eight terms */
+                            const double *cb = c + 2 * (n0 - 1);
+                            double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0;
+                            for (j = 0; j < FS_B; j += 4) {
+                                p0 += cb[2 * j] * zr[j] - cb[2 * j + 1] * zi[j];
+                                p1 += cb[2 * j + 2] * zr[j + 1] - cb[2 * j + 3] * zi[j + 1];
+                                p2 += cb[2 * j + 4] * zr[j + 2] - cb[2 * j + 5] * zi[j + 2];
+                                p3 += cb[2 * j + 6] * zr[j + 3] - cb[2 * j + 7] * zi[j + 3];
+                            }
+                            blk = (p0 + p1) + (p2 + p3);
+                        } else {
+                            double p[4] = {0.0, 0.0, 0.0, 0.0};
+                            for (j = jlo; j < jhi; ++j) {
+                                long i2 = 2 * (n0 + j - 1);
+                                p[j & 3] += c[i2] * zr[j] - c[i2 + 1] * zi[j];
+                            }
+                            blk = (p[0] + p[1]) + (p[2] + p[3]);
+                        }
+                        fs_acc(&sum[k][g], &comp[k][g], blk);
+                    }
+                }
+            }
+        }
+        for (g = 0; g < ng; ++g)
+            for (k = 0; k < ncoef; ++k)
+                out[k * nx + j0 + g] = ok[g] ? sum[k][g] + comp[k][g] : DPB_NAN;
+    }
+    return 0;
+}
