@@ -65,36 +65,44 @@ int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx,
                 long jhi = (N + 1 - n0) < FS_B ? (N + 1 - n0) : FS_B;
                 if (jhi <= jlo) break;
                 for (g = 0; g < ng; ++g) {
-                    double zr[FS_B], zi[FS_B];
+                    /* zz = (Re z_j, -Im z_j) interleaved like c, so Re(c z) summed over the block is
+                     * the plain dot product of the two arrays of 2B doubles */
+                    double zz[2 * FS_B];
                     double Ar, Ai;
                     if (!ok[g]) continue;
                     Ar = Tr[g] * Sr[g][b] - Ti[g] * Si[g][b];
                     Ai = Tr[g] * Si[g][b] + Ti[g] * Sr[g][b];
                     for (j = 0; j < FS_B; ++j) {
-                        zr[j] = Ar * Rr[g][j] - Ai * Ri[g][j];
-                        zi[j] = Ar * Ri[g][j] + Ai * Rr[g][j];
+                        zz[2 * j] = Ar * Rr[g][j] - Ai * Ri[g][j];
+                        zz[2 * j + 1] = -(Ar * Ri[g][j] + Ai * Rr[g][j]);
                     }
                     for (k = 0; k < ncoef; ++k) {
                         const double *c = coef[k];
                         double blk;
                         if (jlo == 0 && jhi == FS_B) {
-                            /* full block: four lanes of eight terms */
+                            /* full block: eight lanes of eight products each */
                             const double *cb = c + 2 * (n0 - 1);
                             double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0;
-                            for (j = 0; j < FS_B; j += 4) {
-                                p0 += cb[2 * j] * zr[j] - cb[2 * j + 1] * zi[j];
-                                p1 += cb[2 * j + 2] * zr[j + 1] - cb[2 * j + 3] * zi[j + 1];
-                                p2 += cb[2 * j + 4] * zr[j + 2] - cb[2 * j + 5] * zi[j + 2];
-                                p3 += cb[2 * j + 6] * zr[j + 3] - cb[2 * j + 7] * zi[j + 3];
+                            double p4 = 0.0, p5 = 0.0, p6 = 0.0, p7 = 0.0;
+                            for (j = 0; j < 2 * FS_B; j += 8) {
+                                p0 += cb[j] * zz[j];
+                                p1 += cb[j + 1] * zz[j + 1];
+                                p2 += cb[j + 2] * zz[j + 2];
+                                p3 += cb[j + 3] * zz[j + 3];
+                                p4 += cb[j + 4] * zz[j + 4];
+                                p5 += cb[j + 5] * zz[j + 5];
+                                p6 += cb[j + 6] * zz[j + 6];
+                                p7 += cb[j + 7] * zz[j + 7];
                             }
-                            blk = (p0 + p1) + (p2 + p3);
+                            blk = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));
                         } else {
-                            double p[4] = {0.0, 0.0, 0.0, 0.0};
+                            double p[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
                             for (j = jlo; j < jhi; ++j) {
                                 long i2 = 2 * (n0 + j - 1);
-                                p[j & 3] += c[i2] * zr[j] - c[i2 + 1] * zi[j];
+                                p[(2 * j) & 7] += c[i2] * zz[2 * j];
+                                p[(2 * j + 1) & 7] += c[i2 + 1] * zz[2 * j + 1];
                             }
-                            blk = (p[0] + p[1]) + (p[2] + p[3]);
+                            blk = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
                         }
                         fs_acc(&sum[k][g], &comp[k][g], blk);
                     }

@@ -21,23 +21,26 @@
  *         with f = frac(v) reduced EXACTLY: n q is formed as an unevaluated sum hi + lo (exact
  *         product), and the fractional parts of hi and lo are taken separately (exact), so the
  *         only rounding before sin/cos is that of their sum (numpy's mod(n * q, 1) instead rounds
- *         n q first, an error of ulp(n q) that grows with n).  Sums: four partial sums per block
- *         of B terms, blocks accumulated with Neumaier's compensated summation.
- * ACCURACY  (u = 2^-53.)  Each table entry: angle error <= 6 pi u (frac rounding <= 2u cycles,
- *         2 pi and the product 2 pi f one rounding each, |f| <= 1/2), sin and cos < 1 ulp each:
- *         |e^ - e| <= 22u.  Anchor T S: <= 2 * 22u + sqrt(2) gamma_2 <= 47u; phase factor
- *         (T S) R: <= 47u + 22u + 3u = 72u; Re(c z): + 3u |c|; block sum of 4 lanes x 8 terms:
- *         gamma_9 <= 10u; compensated block accumulation: <= 3u.  Total, for every value:
- *             |out - exact| <= DPB_FS_ERR_UNITS * u * sum_n |c_n|,   DPB_FS_ERR_UNITS = 96
- *         (88u by the above, rounded up), where "exact" uses the given q exactly.  Tested against
- *         an independent evaluation with 40-digit arithmetic (mpmath) and against the numpy
- *         expression it replaces (tests/test_exact.py::test_fourier_series_*).
+ *         n q first, an error of ulp(n q) that grows with n).  Sums: partial sums per block
+ *         of B terms in eight lanes, blocks accumulated with Neumaier's compensated summation.
+ * ACCURACY  (u = 2^-53.)  Each table entry e^: the reduced f is one rounding of a number < 3/2
+ *         (<= u cycles), 2 pi and the product 2 pi f one rounding each (|f| <= 1/2): angle error
+ *         <= 4 pi u; sin and cos within 1 ulp (glibc) of values <= 1: |e^ - e| <= 4 pi u + sqrt(2) u
+ *         <= 14u.  Anchor T S: <= 2 * 14u + sqrt(5) u (complex product) <= 31u; phase factor
+ *         (T S) R: <= 31u + 14u + sqrt(5) u <= 48u.  Re(c z) summed over a block as a dot product of
+ *         2B doubles in eight lanes (eight products each, then three pairwise levels): gamma_11
+ *         <= 11u relative to sum(|Re c Re z| + |Im c Im z|) <= sum |c_n| |z_n|; compensated block
+ *         accumulation: <= 3u.  Total, for every value (62u by the above, rounded up):
+ *             |out - exact| <= DPB_FS_ERR_UNITS * u * sum_n |c_n|,   DPB_FS_ERR_UNITS = 64,
+ *         where "exact" uses the given q exactly.  Tested against an independent evaluation with
+ *         40-digit arithmetic (mpmath) and against the numpy expression it replaces
+ *         (tests/test_exact.py::test_fourier_series_*, tests/test_exact_tilted.py).
  * EDGES   N <= 0: out = 0.  nx <= 0: nothing.  Non-finite q_j, or |q_j| N >= 2^52 (where the
  *         exact reduction above would need a third part; far beyond any window of the accountant:
  *         |q| <= 2, N <= 1e7) -> NaN for that point.  ncoef outside 1..4: returns -1 and writes
  *         nothing; else returns 0.  No FP flag is raised for finite input.
  */
-#define DPB_FS_ERR_UNITS 96.0
+#define DPB_FS_ERR_UNITS 64.0
 
 int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx, const double *q,
                           double *out);
