@@ -341,10 +341,11 @@ class LognormalSum(SingleEpochLaw):
             # drop negligible low-loss mass far below (moves it up for the upper bound)
             jmin = int(j_up.min())
             jmax = int(j_up.max())
-            pu = np.bincount(j_up - jmin, weights=pf_up, minlength=jmax - jmin + 1)
+            # weighted bincount is float64 (numpy's stubs say intp)
+            pu = np.asarray(np.bincount(j_up - jmin, weights=pf_up, minlength=jmax - jmin + 1), dtype=np.float64)
             jdmin = max(int(j_dn.min()), jmin - 10 ** 7)
             jd = np.maximum(j_dn, jdmin)
-            pd = np.bincount(jd - jdmin, weights=pf)
+            pd = np.asarray(np.bincount(jd - jdmin, weights=pf), dtype=np.float64)
             miss_lo = tails_up[direction] + err + float(np.sum(p[~fin_hi])) * 0.0
             out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
         return out
