@@ -69,9 +69,10 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
     Search: g(eps) = sqrt(-2 log mid(eps)) - sqrt(-2 log d), nearly linear in eps where delta has a
     Gaussian-like tail; bracketed from eps = 1 (secant extrapolation upwards, eps = 0 below), then
     secant steps through the two latest points, kept inside the bracket (Illinois otherwise).  It
-    stops once the next step is within a tenth of the eps-width of the delta bracket; the two ends
-    are then placed from the local slope half a width (plus the last step) either side, and
-    checked; an end that fails its check is stepped outwards with doubling steps, as before.
+    stops once the next step is within a tenth of the eps-width of the delta bracket; each end is
+    then placed where the linear model (the bracket at the last evaluated point, the slope of the
+    last secant, 5 % margin) puts hi = d or lo = d, and checked; an end that fails its check is
+    stepped outwards with doubling steps.
     """
     cache: dict[float, tuple[float, float]] = {}
 
@@ -87,12 +88,12 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
         m = min(max(0.5 * (lo + hi), 1e-300), 1.0)
         return math.sqrt(-2.0 * math.log(m)) - td
 
-    pts: list[tuple[float, float]] = []  # (eps, g) where the bracket is informative (0 < lo, hi < 1)
+    pts: list[tuple[float, float]] = []  # (eps, g) of the search, where 0 < mid < 1 (g is finite)
 
     def ev(e: float) -> float:
         ge = g(e)
         lo, hi = f(e)
-        if lo > 0.0 and hi < 1.0:
+        if 0.0 < 0.5 * (lo + hi) < 1.0:
             pts.append((e, ge))
         return ge
 
@@ -122,7 +123,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
         if f(0.0)[1] <= d:
             return 0.0, 0.0
         a, ga = 0.0, ev(0.0)
-    root, last_step, slope = math.nan, 0.0, math.nan
+    slope = math.nan
     side = 0
     for _ in range(100):
         c = proposal()
@@ -130,8 +131,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             (x1, y1), (x2, y2) = pts[-2:]
             slope = (y2 - y1) / (x2 - x1)
             if a < c < b and abs(c - x2) <= 0.1 * eps_width(x2, slope):
-                root, last_step = c, abs(c - x2)  # the next step is far inside the bracket's width
-                break
+                break  # the next step is far inside the bracket's width: place the ends
         if math.isinf(b):  # still below the root: extrapolate (at most doubling)
             c = min(c, 2.0 * a) if math.isfinite(c) and c > a * (1.0 + 1e-12) else 2.0 * a
             if c > 1e4:  # no finite epsilon below 1e4 (the caller says why)
@@ -154,19 +154,21 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             side = side - 1 if side < 0 else -1
         if math.isfinite(b) and b - a <= 1e-13 * b:
             break
-    if not math.isfinite(root):
-        root, last_step = (0.5 * (a + b), 0.5 * (b - a)) if math.isfinite(b) else (a, 0.0)
-    # ---- the two ends: half the bracket's eps-width either side of the root, then checked
-    e_ref = pts[-1][0] if pts else root
-    w_e = eps_width(e_ref, slope) if math.isfinite(slope) else math.nan
-    if not math.isfinite(w_e):
+    # ---- the two ends, from the last evaluated point e_r of the search and the local slope of the
+    # bracket: hi(e) ~ hi(e_r) - s (e - e_r), lo(e) ~ lo(e_r) - s (e - e_r); then checked
+    e_r = pts[-1][0] if pts else (0.5 * (a + b) if math.isfinite(b) else a)
+    lo_r, hi_r = f(e_r)
+    s_mid = 0.5 * (lo_r + hi_r) * (g(e_r) + td) * abs(slope) if math.isfinite(slope) else math.nan
+    if not (s_mid > 0.0 and math.isfinite(s_mid)) and math.isfinite(b) and b > a:
         fa, fb = f(a), f(b)
-        sl = abs(sum(fa) - sum(fb)) / (2.0 * (b - a)) if b > a else 0.0
-        fr = f(e_ref)
-        w_e = (fr[1] - fr[0]) / sl if sl > 0.0 else 1e-12 * max(root, 1e-3)
-    half = 0.55 * w_e + last_step + 1e-15 * max(root, 1.0)
-    e_up = root + half
-    step = half
+        s_mid = abs(sum(fa) - sum(fb)) / (2.0 * (b - a))
+    tiny = 1e-15 * max(e_r, 1.0)
+    if s_mid > 0.0 and math.isfinite(s_mid):
+        up = 1.05 * (hi_r - d) / s_mid + tiny if hi_r > d else 0.0
+        down = 1.05 * (d - lo_r) / s_mid + tiny if lo_r < d else 0.0
+    else:
+        up = down = max(1e-12 * e_r, 1e-15)
+    e_up, step = e_r + up, max(up, tiny)
     for _ in range(200):
         if f(e_up)[1] <= d:
             break
@@ -177,8 +179,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             break
     else:
         e_up = math.inf
-    e_lo = max(root - half, 0.0)
-    step = half
+    e_lo, step = max(e_r - down, 0.0), max(down, tiny)
     for _ in range(200):
         if e_lo <= 0.0:
             e_lo = 0.0
