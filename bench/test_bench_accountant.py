@@ -21,6 +21,31 @@ def test_ours_m100_e1(benchmark):
     assert 0.6085 <= hi and lo <= 0.6357 and hi - lo <= 0.005 * hi
 
 
+def _warm_eps(M, delta=1e-5):
+    # a new accountant object over the cached single-epoch law: the query a training loop repeats
+    return A.RandomAllocationPLD(1.0, M, 1).epsilon(delta)
+
+
+@pytest.mark.benchmark(group="eps-M100-E1-warm")
+def test_ours_m100_e1_warm(benchmark):
+    A.clear_cache()
+    cold = _warm_eps(100)  # builds and caches the law
+    lo, hi = benchmark(_warm_eps, 100)
+    assert (lo, hi) == (cold[0], cold[1])  # the cache changes the time, never the answer
+    assert 0.6085 <= hi and lo <= 0.6357 and hi - lo <= 1e-6 * hi
+
+
+@pytest.mark.benchmark(group="eps-tilted-new-delta")
+def test_ours_tilted_new_delta(benchmark):
+    # sigma = 0.5, M = 1000 (tilted series, ~4e5 coefficients): a further query on a built law
+    A.clear_cache()
+    p = A.RandomAllocationPLD(0.5, 1000, 1)
+    p.epsilon(1e-5)
+    deltas = iter([2.2e-6 * (1 + 1e-3 * k) for k in range(10 ** 6)])
+    lo, hi = benchmark(lambda: p.epsilon(next(deltas)))
+    assert 3.5 < lo <= hi < 4.0 and hi - lo <= 1e-6 * hi
+
+
 def _peer_eps(benchmark, epochs):
     """PLD_accounting's (upper, lower) bracket at sigma = 1, M = 100, delta = 1e-5, timed once."""
     pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpbounds import _ufuncs as U
-from dpbounds._exact import lognormal_cf_m1
+from dpbounds._exact import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1
 from dpbounds._tradeoff import gdp_delta as _gdp_delta_public, gdp_epsilon as _gdp_epsilon_public
 from dpbounds.accountant import (
     RandomAllocationPLD,
@@ -64,6 +64,78 @@ def test_cf_small_t_second_moment():
         w1 = math.expm1(1 / sigma ** 2)
         r = complex(lognormal_cf_m1(sigma, np.array([1e-7]))[0])
         assert abs(r.real / (-0.5e-14 * w1) - 1) < 1e-6
+
+
+# ---------------------------------------------------------------- Fourier-series kernel
+def _series_mpmath(q, c):
+    """Re sum_{n>=1} c[n-1] e^{-2 pi i n q} in 40-digit arithmetic (q and c taken as exact)."""
+    mp.mp.dps = 40
+    qm = mp.mpf(float(q))
+    acc = mp.mpf(0)
+    for n in range(1, c.size + 1):
+        f = n * qm
+        f -= mp.floor(f)
+        acc += mp.re(mp.mpc(float(c[n - 1].real), float(c[n - 1].imag)) * mp.expj(-2 * mp.pi * f))
+    return acc
+
+
+def test_fourier_series_vs_mpmath():
+    # N spans three anchor spans (B^2 = 1024) and ends in a partial block; q includes values where
+    # n q is large, negative, near half-integers and exactly representable fractions
+    rng = np.random.default_rng(7)
+    N = 2100
+    decay = np.exp(-np.arange(N) / 700.0)
+    c0 = (rng.standard_normal(N) + 1j * rng.standard_normal(N)) * decay
+    c1 = (rng.standard_normal(N) + 1j * rng.standard_normal(N)) / (1.0 + np.arange(N))
+    qs = np.array([0.0, 0.25, -0.3718281828, 0.4999999999999, 0.987654321, 1.7320508, 1e-9])
+    got = fourier_series_re(qs, [c0, c1])
+    assert got.shape == (2, qs.size)
+    for k, c in enumerate((c0, c1)):
+        bound = FOURIER_SERIES_ERR_UNITS * 2.0 ** -53 * float(np.sum(np.abs(c)))
+        for j, q in enumerate(qs):
+            ref = _series_mpmath(q, c)
+            err = abs(float(got[k, j] - ref))
+            assert err <= bound, (k, q, err, bound)
+            assert err <= 1e-14 * float(np.sum(np.abs(c)))  # typical: far inside the worst-case bound
+
+
+def test_fourier_series_matches_numpy_in_the_laws():
+    # the kernel against the numpy outer-product expression it replaced, on the CDF scale
+    from dpbounds.accountant._law_fourier import LognormalSum
+
+    law = LognormalSum(1.0, 100.0)
+    x = np.array([law.xlo, -20.0, -1.0, 0.0, 0.5, 3.0, 77.7, 1000.0, law.xhi])
+    n = np.arange(1, law.n_eff + 1, dtype=float)
+    e = np.exp(-2j * np.pi * np.mod(np.outer(x / law.P, n), 1.0))
+    lin = (x - law.xlo) / law.P
+    base0 = np.sum(law.c0 * e[0]).real
+    base1 = np.sum(law.c1 * e[0]).real
+    g0_ref = lin + 2.0 / law.P * (base0 - (e @ law.c0).real)
+    g1_ref = lin + 2.0 / law.P * (base1 - (e @ law.c1).real)
+    d_ref = (1.0 + 2.0 * (e @ law.psi0).real) / law.P
+    g0, g1, d0 = law.wrapped_cdf_pair(x, density=True)
+    assert np.max(np.abs(g0 - g0_ref)) <= 2e-15
+    assert np.max(np.abs(g1 - g1_ref)) <= 2e-15
+    assert np.max(np.abs(d0 - d_ref)) <= 2e-15 * np.max(np.abs(d_ref))
+    assert np.array_equal(law.wrapped_cdf(x, 0), g0) and np.array_equal(law.wrapped_cdf(x, 1), g1)
+    assert abs(g0[0]) <= law.err_round and abs(g1[0]) <= law.err_round  # G(xlo) = 0
+
+
+def test_fourier_series_edges():
+    c = np.array([1.0 + 0.5j, -0.25j, 0.125])
+    out = fourier_series_re([0.0, np.nan, np.inf, 0.5], [c])
+    assert out[0, 0] == pytest.approx(1.125, abs=1e-15)  # q = 0: Re sum c_n
+    assert np.isnan(out[0, 1]) and np.isnan(out[0, 2])
+    assert out[0, 3] == pytest.approx(-1.0 - 0.125, abs=1e-15)  # e^{-i pi n} = (-1)^n
+    assert fourier_series_re([0.3], [np.zeros(0, complex)]).tolist() == [[0.0]]
+    assert fourier_series_re(np.zeros(0), [c]).shape == (1, 0)
+    assert np.isnan(fourier_series_re([1e12], [np.ones(10000, complex)])[0, 0])  # |q| N >= 2^52
+    with pytest.raises(ValueError, match="coefs"):
+        fourier_series_re([0.1], [])
+    with pytest.raises(ValueError, match="coefs"):
+        fourier_series_re([0.1], [c] * 5)
+    with pytest.raises(ValueError, match="coefs"):
+        fourier_series_re([0.1], [c, c[:2]])
 
 
 # ---------------------------------------------------------------- TV: independent quadrature at M = 2

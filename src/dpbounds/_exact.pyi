@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -13,3 +13,7 @@ def logsum_convolve(qx: NDArray[np.float64], qz: NDArray[np.float64], h: float, 
                     off: ArrayLike, w: ArrayLike, coef: ArrayLike,
                     tail_scale: float) -> NDArray[np.float64]: ...
 
+
+FOURIER_SERIES_ERR_UNITS: float
+
+def fourier_series_re(q: ArrayLike, coefs: Sequence[NDArray[np.complex128]]) -> NDArray[np.float64]: ...

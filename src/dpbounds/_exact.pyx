@@ -5,12 +5,14 @@
 * :func:`lognormal_cf_m1_tilted` -- the same at t + i lam (exponential tilting, lam >= 0).
 * :func:`lognormal_cf_m1_tilted_grid` -- the same at t = n dt, n = n0 ... n0 + count - 1 (fast).
 * :func:`logsum_convolve` -- density of log(X + Z) from those of log X, log Z (C, dpb_logsum.h).
+* :func:`fourier_series_re` -- Re sum_n c_n e^{-2 pi i n q} at several q (C, dpb_fourier_series.h).
 """
 cimport cython
 import numpy as np
 cimport numpy as cnp
 from dpbounds._exact_csrc cimport (dpb_exact_lognormal_cf, dpb_exact_lognormal_cf_tilted,
-                                     dpb_exact_lognormal_cf_tilted_grid, dpb_logsum_convolve)
+                                   dpb_exact_lognormal_cf_tilted_grid, dpb_logsum_convolve,
+                                   dpb_fourier_series_re, DPB_FS_ERR_UNITS)
 
 cnp.import_array()
 
@@ -93,4 +95,40 @@ def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
                                      &ww[0, 0], &cc[0], tail_scale, &out[0])
     if rc != 0:
         raise MemoryError("dpb_logsum_convolve: out of memory")
+    return out_arr
+
+
+#: |fourier_series_re value - exact| <= FOURIER_SERIES_ERR_UNITS * 2**-53 * sum_n |c_n| (dpb_fourier_series.h)
+FOURIER_SERIES_ERR_UNITS = float(DPB_FS_ERR_UNITS)
+
+
+def fourier_series_re(q, coefs):
+    """Re sum_{n=1}^{N} c[n-1] exp(-2 pi i frac(n q_j)) for each q_j and each array c in ``coefs``.
+
+    ``coefs``: a sequence of 1 to 4 complex128 arrays of the same length N.  Returns a float array
+    of shape (len(coefs), len(q)).  The phase is reduced exactly in units of the period (see
+    csrc/dpb_fourier_series.h for the error bound); the GIL is released.
+    """
+    cdef double[::1] qq = np.ascontiguousarray(np.ravel(q), dtype=np.float64)
+    cdef long nx = qq.shape[0]
+    cdef int nc = len(coefs)
+    if nc < 1 or nc > 4:
+        raise ValueError(f"coefs must hold 1 to 4 arrays, got {nc}")
+    arrs = [np.ascontiguousarray(c, dtype=np.complex128) for c in coefs]
+    cdef long N = arrs[0].shape[0]
+    for c in arrs:
+        if c.ndim != 1 or c.shape[0] != N:
+            raise ValueError("coefs must be 1-d arrays of the same length")
+    out_arr = np.zeros((nc, nx), dtype=np.float64)
+    cdef double[:, ::1] out = out_arr
+    cdef const double *ptrs[4]
+    cdef double[::1] view
+    views = [a.view(np.float64) for a in arrs]
+    cdef int k
+    for k in range(nc):
+        view = views[k]
+        ptrs[k] = &view[0] if N > 0 else NULL
+    if nx > 0 and N > 0:
+        with nogil:
+            dpb_fourier_series_re(N, nc, ptrs, nx, &qq[0], &out[0, 0])
     return out_arr

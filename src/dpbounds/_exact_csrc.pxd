@@ -11,3 +11,8 @@ cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,
                             long K, long J1, int taps, const long *off, const double *w,
                             const double *coef, double tail_scale, double *out)
+
+cdef extern from "dpb_fourier_series.h" nogil:
+    double DPB_FS_ERR_UNITS
+    int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx, const double *q,
+                              double *out)

@@ -62,9 +62,17 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
     """eps bracket from a delta-bracket function fn(eps) -> (lo, hi), both non-increasing.
 
     Upper end: an eps with hi(eps) <= d (so the true eps(delta) <= it); lower end: an eps with
-    lo(eps) >= d (so the true eps(delta) >= it), or 0.  Found by an Illinois root search on
-    the bracket midpoint followed by outward steps that are checked, so the certification does
-    not depend on the root search.
+    lo(eps) >= d (so the true eps(delta) >= it), or 0.  The search (on the bracket midpoint) only
+    proposes points: each end returned is a point where fn was evaluated and checked, so the
+    certification does not depend on the search.
+
+    Search: g(eps) = sqrt(-2 log mid(eps)) - sqrt(-2 log d), nearly linear in eps where delta has a
+    Gaussian-like tail; bracketed from eps = 1 (secant extrapolation upwards, eps = 0 below), then
+    secant steps through the two latest points, kept inside the bracket (Illinois otherwise).  It
+    stops once the next step is within a tenth of the eps-width of the delta bracket; each end is
+    then placed where the linear model (the bracket at the last evaluated point, the slope of the
+    last secant, 5 % margin) puts hi = d or lo = d, and checked; an end that fails its check is
+    stepped outwards with doubling steps.
     """
     cache: dict[float, tuple[float, float]] = {}
 
@@ -73,53 +81,94 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             cache[e] = fn(e)
         return cache[e]
 
-    if f(0.0)[1] <= d:
-        return 0.0, 0.0
-    # bracket the midpoint root
-    a, b = 0.0, 1.0
-    while sum(f(b)) / 2 > d:
-        a, b = b, 2 * b
-        if b > 1e4:  # no finite epsilon below 1e4 (the caller says why)
-            return (a if f(a)[0] >= d else 0.0), math.inf
-    # Illinois on g(e) = log(mid(e)) - log(d) (smooth, nearly linear in e)
-    def g(e: float) -> float:
-        m = sum(f(e)) / 2
-        return math.log(max(m, 1e-300)) - math.log(d)
+    td = math.sqrt(-2.0 * math.log(d))
 
-    ga, gb = g(a), g(b)
+    def g(e: float) -> float:
+        lo, hi = f(e)
+        m = min(max(0.5 * (lo + hi), 1e-300), 1.0)
+        return math.sqrt(-2.0 * math.log(m)) - td
+
+    pts: list[tuple[float, float]] = []  # (eps, g) of the search, where 0 < mid < 1 (g is finite)
+
+    def ev(e: float) -> float:
+        ge = g(e)
+        lo, hi = f(e)
+        if 0.0 < 0.5 * (lo + hi) < 1.0:
+            pts.append((e, ge))
+        return ge
+
+    def proposal() -> float:
+        """Root of the interpolant through the latest informative points (3: inverse quadratic, 2: secant)."""
+        if len(pts) >= 3:
+            (x0, y0), (x1, y1), (x2, y2) = pts[-3:]
+            if y0 != y1 and y0 != y2 and y1 != y2:
+                return (x0 * y1 * y2 / ((y0 - y1) * (y0 - y2)) + x1 * y0 * y2 / ((y1 - y0) * (y1 - y2))
+                        + x2 * y0 * y1 / ((y2 - y0) * (y2 - y1)))
+        if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
+            (x1, y1), (x2, y2) = pts[-2:]
+            return x2 - y2 * (x2 - x1) / (y2 - y1)
+        return math.nan
+
+    def eps_width(e: float, slope_g: float) -> float:
+        lo, hi = f(e)
+        dd = 0.5 * (lo + hi) * (g(e) + td) * abs(slope_g)  # |d mid / d eps| (mid = e^{-(g+td)^2/2})
+        return (hi - lo) / dd if dd > 0.0 else math.inf
+
+    # ---- bracket a < root < b (b = inf until found): g(a) < 0 <= g(b)
+    ga = ev(1.0)
+    if ga < 0.0:
+        a, b, gb = 1.0, math.inf, math.nan
+    else:
+        b, gb = 1.0, ga
+        if f(0.0)[1] <= d:
+            return 0.0, 0.0
+        a, ga = 0.0, ev(0.0)
+    slope = math.nan
     side = 0
-    root = math.nan
-    for _ in range(60):
-        c = (a * gb - b * ga) / (gb - ga) if gb != ga else 0.5 * (a + b)
-        if not (a < c < b):
-            c = 0.5 * (a + b)
-        gc = g(c)
-        fc = f(c)
-        if abs(gc) <= 0.05 * (fc[1] - fc[0]) / max(sum(fc) / 2, 1e-300):
-            root = c  # within the delta bracket's own fuzz: the checked steps below finish it
-            break
-        if gc > 0:
+    for _ in range(100):
+        c = proposal()
+        if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
+            (x1, y1), (x2, y2) = pts[-2:]
+            slope = (y2 - y1) / (x2 - x1)
+            if a < c < b and abs(c - x2) <= 0.1 * eps_width(x2, slope):
+                break  # the next step is far inside the bracket's width: place the ends
+        if math.isinf(b):  # still below the root: extrapolate (at most doubling)
+            c = min(c, 2.0 * a) if math.isfinite(c) and c > a * (1.0 + 1e-12) else 2.0 * a
+            if c > 1e4:  # no finite epsilon below 1e4 (the caller says why)
+                return (a if f(a)[0] >= d else 0.0), math.inf
+        elif not (a < c < b) or abs(side) >= 2:
+            c = (a * gb - b * ga) / (gb - ga)  # Illinois (regula falsi with the stale end halved)
+            if not (a < c < b):
+                c = 0.5 * (a + b)
+            side = 0
+        gc = ev(c)
+        if gc < 0.0:
             a, ga = c, gc
-            if side == 1:
-                gb /= 2
-            side = 1
+            if side > 0:
+                gb *= 0.5
+            side = side + 1 if side > 0 else 1
         else:
             b, gb = c, gc
-            if side == -1:
-                ga /= 2
-            side = -1
-        if b - a <= 1e-13 * b:
+            if side < 0:
+                ga *= 0.5
+            side = side - 1 if side < 0 else -1
+        if math.isfinite(b) and b - a <= 1e-13 * b:
             break
-    if not math.isfinite(root):
-        root = 0.5 * (a + b)
-    # outward, checked steps, starting at the eps-width the delta bracket implies at the root
-    fa, fb, fr = f(a), f(b), f(root)
-    slope = abs(sum(fa) - sum(fb)) / (2.0 * (b - a)) if b > a else 0.0
-    step0 = max(1e-12 * root, 1e-15)
-    if slope > 0.0 and math.isfinite(slope):
-        step0 = max(step0, 0.6 * (fr[1] - fr[0]) / slope)
-    step = step0
-    e_up = root
+    # ---- the two ends, from the last evaluated point e_r of the search and the local slope of the
+    # bracket: hi(e) ~ hi(e_r) - s (e - e_r), lo(e) ~ lo(e_r) - s (e - e_r); then checked
+    e_r = pts[-1][0] if pts else (0.5 * (a + b) if math.isfinite(b) else a)
+    lo_r, hi_r = f(e_r)
+    s_mid = 0.5 * (lo_r + hi_r) * (g(e_r) + td) * abs(slope) if math.isfinite(slope) else math.nan
+    if not (s_mid > 0.0 and math.isfinite(s_mid)) and math.isfinite(b) and b > a:
+        fa, fb = f(a), f(b)
+        s_mid = abs(sum(fa) - sum(fb)) / (2.0 * (b - a))
+    tiny = 1e-15 * max(e_r, 1.0)
+    if s_mid > 0.0 and math.isfinite(s_mid):
+        up = 1.05 * (hi_r - d) / s_mid + tiny if hi_r > d else 0.0
+        down = 1.05 * (d - lo_r) / s_mid + tiny if lo_r < d else 0.0
+    else:
+        up = down = max(1e-12 * e_r, 1e-15)
+    e_up, step = e_r + up, max(up, tiny)
     for _ in range(200):
         if f(e_up)[1] <= d:
             break
@@ -130,10 +179,9 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             break
     else:
         e_up = math.inf
-    step = step0
-    e_lo = root
+    e_lo, step = max(e_r - down, 0.0), max(down, tiny)
     for _ in range(200):
-        if e_lo <= 0:
+        if e_lo <= 0.0:
             e_lo = 0.0
             break
         if f(e_lo)[0] >= d:

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._exact import lognormal_cf_m1  # type: ignore[import-not-found, unused-ignore]
+from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
+    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1)
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
@@ -29,6 +30,7 @@ CArr = NDArray[np.complex128]
 __all__ = ["LognormalSum"]
 
 _TWO_PI = 2.0 * math.pi
+_U = 2.0 ** -53  # unit round-off
 
 
 class LognormalSum(SingleEpochLaw):
@@ -139,50 +141,35 @@ class LognormalSum(SingleEpochLaw):
         self.err_trunc = 4.0 * last / (self.P * dt) * (1.0 + math.log(1e3)) if not self.truncated else float("nan")
         self.c0 = self.psi0 / (1j * self.t)
         self.c1 = self.psi1 / (1j * self.t)
-        self.err_round = 64 * 2.2e-16 * (1.0 + 2.0 / self.P * float(np.sum(np.abs(self.c0))))
-        ph = self._phase(self.xlo)
-        self.base0 = np.sum(self.c0 * ph).real
-        self.base1 = np.sum(self.c1 * ph).real
+        # round-off of one CDF value G = (x - xlo)/P + (2/P)(base - s): the series s and the
+        # constant base each within FOURIER_SERIES_ERR_UNITS * u * sum|c| (bound of the C kernel,
+        # csrc/dpb_fourier_series.h), plus a few u for the linear part and the combination
+        s_abs = max(float(np.sum(np.abs(self.c0))), float(np.sum(np.abs(self.c1))))
+        self.err_round = _U * (8.0 + 2.0 * FOURIER_SERIES_ERR_UNITS * (1.0 + 1e-10) * 2.0 / self.P * s_abs)
+        base = fourier_series_re([self.xlo / self.P], [self.c0, self.c1])
+        self.base0 = float(base[0, 0])
+        self.base1 = float(base[1, 0])
 
     # -------------------------------------------------------------- series evaluation
-    def _phase(self, x: float) -> CArr:
-        # e^{-i t_n x} with the argument reduced modulo 2 pi exactly in units of P
-        frac = np.mod(np.arange(1, self.n_eff + 1, dtype=float) * (x / self.P), 1.0)
-        return np.exp(-1j * _TWO_PI * frac)
-
     def wrapped_cdf(self, x: Any, which: int = 0) -> FArr:
         """G(x) = wrapped mass of [xlo, x) (x inside the window), vectorised."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
         c = self.c0 if which == 0 else self.c1
         base = self.base0 if which == 0 else self.base1
-        n = np.arange(1, self.n_eff + 1, dtype=float)
-        out = np.empty(x.size)
-        step = max(1, int(2_000_000 // max(self.n_eff, 1)))
-        for i in range(0, x.size, step):
-            xs = x[i:i + step]
-            frac = np.mod(np.outer(xs / self.P, n), 1.0)
-            s = np.einsum('ij,j->i', np.exp(-1j * _TWO_PI * frac), c).real
-            out[i:i + step] = (xs - self.xlo) / self.P + 2.0 / self.P * (base - s)
-        return out
+        s = fourier_series_re(x / self.P, [c])[0]
+        return np.asarray((x - self.xlo) / self.P + 2.0 / self.P * (base - s), dtype=np.float64)
 
     def wrapped_cdf_pair(self, x: Any, density: bool = False) -> Any:
-        """(G0(x), G1(x)[, wrapped H0 density at x]) sharing the phase factors (chunked)."""
+        """(G0(x), G1(x)[, wrapped H0 density at x]) sharing the phase factors (C kernel)."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
-        n = np.arange(1, self.n_eff + 1, dtype=float)
-        g0 = np.empty(x.size)
-        g1 = np.empty(x.size)
-        d0 = np.empty(x.size)
-        step = max(1, int(1_000_000 // max(self.n_eff, 1)))
-        for i in range(0, x.size, step):
-            xs = x[i:i + step]
-            e = np.exp(-1j * _TWO_PI * np.mod(np.outer(xs / self.P, n), 1.0))
-            lin = (xs - self.xlo) / self.P
-            g0[i:i + step] = lin + 2.0 / self.P * (self.base0 - np.einsum('ij,j->i', e, self.c0).real)
-            g1[i:i + step] = lin + 2.0 / self.P * (self.base1 - np.einsum('ij,j->i', e, self.c1).real)
-            if density:
-                d0[i:i + step] = (1.0 + 2.0 * np.einsum('ij,j->i', e, self.psi0).real) / self.P
-        return (g0, g1, d0) if density else (g0, g1)
-
+        coefs = [self.c0, self.c1, self.psi0] if density else [self.c0, self.c1]
+        s = fourier_series_re(x / self.P, coefs)
+        lin = (x - self.xlo) / self.P
+        g0 = lin + 2.0 / self.P * (self.base0 - s[0])
+        g1 = lin + 2.0 / self.P * (self.base1 - s[1])
+        if density:
+            return g0, g1, (1.0 + 2.0 * s[2]) / self.P
+        return g0, g1
 
     # -------------------------------------------------------------- the law interface
     method = "Fourier series"

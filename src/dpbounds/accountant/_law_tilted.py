@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted, lognormal_cf_m1_tilted_grid  # type: ignore[import-not-found, unused-ignore]
+from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
+    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted,
+    lognormal_cf_m1_tilted_grid)
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._law import FArr, SingleEpochLaw
 from dpbounds.accountant._law_fourier import _clog1p
@@ -18,6 +20,7 @@ from dpbounds.accountant._tails import lower_tail_h0, upper_tail_h0, upper_tail_
 __all__ = ["TiltedLognormalSum"]
 
 _TWO_PI = 2.0 * math.pi
+_U = 2.0 ** -53  # unit round-off
 
 
 class TiltedLognormalSum(SingleEpochLaw):
@@ -174,28 +177,37 @@ class TiltedLognormalSum(SingleEpochLaw):
         """Bound on |G_which(x) - P_which[x' <= x]| (both hypotheses), vectorised over x."""
         u = np.asarray(x, dtype=float) - self.xlo
         amp = np.exp(np.minimum(self.lam * np.maximum(u, 0.0), 700.0))
-        rnd = 16 * 2.2e-16 * (1.0 + (amp + 1.0) * self._round_unit)
+        # round-off of G = (amp s - base)/P: s = c_0 + 2 Re sum_{n>=1} from the C kernel (within
+        # FOURIER_SERIES_ERR_UNITS u sum|c|, csrc/dpb_fourier_series.h), base by numpy's pairwise
+        # sum (within ~(log2 N + 16) u sum|c| <= 40 u sum|c|), each term scaled by 2/P:
+        # _round_unit = (2/P) sum|c|; plus a few u for exp (amp) and the combination
+        rnd = _U * (8.0 + (FOURIER_SERIES_ERR_UNITS + 4.0) * amp * self._round_unit
+                    + 44.0 * self._round_unit)
         return np.asarray(self.err_left + self.err_right + amp * self._trunc_unit + rnd, dtype=np.float64)
 
     # -------------------------------------------------------------- series evaluation
     def wrapped_cdf_pair(self, x: Any, density: bool = False) -> Any:
-        """(G0(x), G1(x)[, H0 density at x]) for x in [xlo, xhi] (chunked over x)."""
+        """(G0(x), G1(x)[, H0 density at x]) for x in [xlo, xhi] (C kernel for the series)."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
-        n = np.arange(1, self.n_eff + 1, dtype=float)
-        g0 = np.empty(x.size)
-        g1 = np.empty(x.size)
+        u = x - self.xlo
+        g0 = np.zeros(x.size)
+        g1 = np.zeros(x.size)
         d0 = np.empty(x.size)
-        step = max(1, int(1_000_000 // max(self.n_eff, 1)))
-        for i in range(0, x.size, step):
-            u = x[i:i + step] - self.xlo
-            e = np.exp(-1j * _TWO_PI * np.mod(np.outer(u / self.P, n), 1.0))
-            amp = np.exp(np.minimum(self.lam * u, 700.0))
-            s0 = self.c0[0].real + 2.0 * np.einsum('ij,j->i', e, self.c0[1:]).real
-            s1 = self.c1[0].real + 2.0 * np.einsum('ij,j->i', e, self.c1[1:]).real
-            g0[i:i + step] = (amp * s0 - self.base0) / self.P
-            g1[i:i + step] = (amp * s1 - self.base1) / self.P
+        # G(xlo) = 0 exactly (every mode's integral over [xlo, xlo] vanishes): only the density
+        # needs the series there; delta() asks for x = xlo whenever M expm1(-eps) <= xlo
+        need = (u != 0.0) | density
+        if np.any(need):
+            un = u[need]
+            coefs = [self.c0[1:], self.c1[1:], self.b0[1:]] if density else [self.c0[1:], self.c1[1:]]
+            sr = fourier_series_re(un / self.P, coefs)
+            amp = np.exp(np.minimum(self.lam * un, 700.0))
+            s0 = self.c0[0].real + 2.0 * sr[0]
+            s1 = self.c1[0].real + 2.0 * sr[1]
+            zero = un == 0.0
+            g0[need] = np.where(zero, 0.0, (amp * s0 - self.base0) / self.P)
+            g1[need] = np.where(zero, 0.0, (amp * s1 - self.base1) / self.P)
             if density:
-                d0[i:i + step] = amp * (self.b0[0].real + 2.0 * np.einsum('ij,j->i', e, self.b0[1:]).real) / self.P
+                d0[need] = amp * (self.b0[0].real + 2.0 * sr[2]) / self.P
         return (g0, g1, d0) if density else (g0, g1)
 
     def cdf_grid(self) -> tuple[FArr, FArr]:
