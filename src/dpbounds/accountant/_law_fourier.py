@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
-    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1)
+    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted_grid)
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
@@ -108,8 +108,10 @@ class LognormalSum(SingleEpochLaw):
         while True:
             n = np.arange(n0, n0 + block, dtype=float)
             t = n * dt
-            r0 = lognormal_cf_m1(self.sigma, t)
-            r1 = lognormal_cf_m1(self.sigma, t, True) + 1j * t * self.w_m1
+            # the kernel on the equally spaced t_n (the tilted grid kernel at lam = 0: the same
+            # quantity, agreeing with the pointwise kernel to ~1e-14 relative, ~14x faster)
+            r0 = lognormal_cf_m1_tilted_grid(self.sigma, n0, block, dt, 0.0)
+            r1 = lognormal_cf_m1_tilted_grid(self.sigma, n0, block, dt, 0.0, True) + 1j * t * self.w_m1
             l0 = _clog1p(r0)
             fin = np.isfinite(l0.real)
             l0 = np.where(fin, l0, -800.0)
