@@ -59,7 +59,10 @@ def test_get_epsilon_is_a_float_and_the_upper_end(make):
     d = acc.get_delta(eps)
     dbr = acc.get_delta_bracket(eps)
     assert isinstance(d, float) and dbr.lower <= d == dbr.upper <= 1.0
-    assert d <= 1e-5 * (1 + 1e-6)  # delta at the certified eps is within the target
+    # consistent: the true delta at the certified eps is <= 1e-5, so no delta bracket may lie above
+    # it; the delta query's own lattice may be coarser (its upper end within its tolerance)
+    assert dbr.lower <= 1e-5 * (1 + 1e-9)
+    assert d <= 1e-5 * (1 + 1e-2)
 
 
 def test_more_steps_never_less_epsilon(make):
