@@ -410,10 +410,19 @@ def default_step(sigma: float, M: int) -> float:
     return min(0.016, max(w, 1e-4) / 100.0)
 
 
-def estimated_seconds(sigma: float, M: int) -> float:
+def compose_step(sigma: float, M: int) -> float:
+    """Grid step for E > 1 lattices: 1/25 of the log-scale of S_M, at most 0.016 (4x
+    :func:`default_step` where that is 1/100 of the log-scale; lattices need ~1e-9, not 1e-13)."""
+    s = 1.0 / sigma
+    w = math.sqrt(math.log1p(math.expm1(s * s) / M))
+    return min(0.016, max(w, 1e-4) / 25.0)
+
+
+def estimated_seconds(sigma: float, M: int, step: float | None = None) -> float:
     """Rough build time of a LogDomainPair (both grids) on one core, from n, J1 and the
-    number of convolutions (calibrated at sigma = 0.3-0.5, M = 300-1e5: ~6 ns per n * J1)."""
-    K, u0, n = grid_for(sigma, M, default_step(sigma, M))
+    number of convolutions (calibrated at sigma = 0.3-0.5, M = 300-1e5: ~6 ns per n * J1), for a
+    grid step ``step`` (default :func:`default_step`)."""
+    K, u0, n = grid_for(sigma, M, default_step(sigma, M) if step is None else step)
     J1 = (-math.log(_FAR_G) - _LN2) * K / _LN2
     convs = max(int(M).bit_length() - 1 + bin(int(M)).count("1") - 1, 1)
     return 1.25 * 6.0e-9 * n * J1 * convs
