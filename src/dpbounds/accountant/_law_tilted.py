@@ -308,20 +308,30 @@ class TiltedLognormalSum(SingleEpochLaw):
         y2 = M * math.expm1(-eps)  # add: P0[x <= y2] - e^eps P1[x <= y2]
         yq = min(max(y, law.xlo), law.xhi)
         y2q = min(max(y2, law.xlo), law.xhi)
-        g0, g1 = law.wrapped_cdf_pair([yq, y2q])
-        er = law.err(np.array([yq, y2q]))
+        # the remove direction first: where the add direction is provably below its lower end
+        # (add <= P0[x <= y2] <= the Chernoff bound), the add point's series is not needed
+        g0, g1 = law.wrapped_cdf_pair([yq])
+        er0 = float(law.err(yq))
         if y > law.xhi:
             # only an upper bound: delta_remove <= P1[x > y] <= P1[x > xhi] (and the tail bound)
             r_lo = 0.0
-            r_hi = min(1.0 - g1[0] + er[0], float(upper_tail_h1(self.sigma, M, [y])[0]))
+            r_hi = min(1.0 - g1[0] + er0, float(upper_tail_h1(self.sigma, M, [y])[0]))
         else:
             c = (1 - g1[0]) - ee * (1 - g0[0])
-            r_hi = c + er[0] * (1.0 + ee)
-            r_lo = c - er[0] * (1.0 + ee)
+            r_hi = c + er0 * (1.0 + ee)
+            r_lo = c - er0 * (1.0 + ee)
         if y2 <= law.xlo:
             a_lo, a_hi = 0.0, float(law.err(law.xlo))  # P0[x <= xlo] <= the left-tail error
         else:
-            c = g0[1] - ee * g1[1]
-            a_hi = c + er[1] * (1.0 + ee)
-            a_lo = c - er[1] * (1.0 + ee)
+            t_add = float(lower_tail_h0(self.sigma, M, [y2])[0])
+            if t_add <= r_lo:
+                # add <= t_add <= r_lo: max(remove, add) is bracketed by the remove direction alone
+                # (any series lower end of the add direction is <= add <= r_lo as well)
+                a_lo, a_hi = 0.0, t_add
+            else:
+                g0a, g1a = law.wrapped_cdf_pair([y2q])
+                er1 = float(law.err(y2q))
+                c = g0a[0] - ee * g1a[0]
+                a_hi = c + er1 * (1.0 + ee)
+                a_lo = c - er1 * (1.0 + ee)
         return float(max(r_lo, a_lo, 0.0)), float(min(max(r_hi, a_hi), 1.0))
