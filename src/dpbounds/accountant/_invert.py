@@ -58,7 +58,8 @@ def invert_cdf(law: Any, grid: NDArray[np.float64], g0: NDArray[np.float64],
 
 
 
-def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float, float]:
+def invert(fn: Callable[[float], tuple[float, float]], d: float,
+           start: tuple[float, float] | None = None) -> tuple[float, float]:
     """eps bracket from a delta-bracket function fn(eps) -> (lo, hi), both non-increasing.
 
     Upper end: an eps with hi(eps) <= d (so the true eps(delta) <= it); lower end: an eps with
@@ -73,6 +74,12 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
     then placed where the linear model (the bracket at the last evaluated point, the slope of the
     last secant, 5 % margin) puts hi = d or lo = d, and checked; an end that fails its check is
     stepped outwards with doubling steps.
+
+    ``start`` = (eps0, slope of g at eps0), an approximation of the root (e.g. from a coarse
+    table of the law): the search then begins with a Newton step from eps0 with that slope and
+    continues by secant steps, under the same stopping rule; should that not settle within a few
+    steps, the bracketing search above runs as without ``start`` (the points already evaluated
+    are reused).  Like the search, ``start`` only proposes points.
     """
     cache: dict[float, tuple[float, float]] = {}
 
@@ -114,6 +121,48 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
         dd = 0.5 * (lo + hi) * (g(e) + td) * abs(slope_g)  # |d mid / d eps| (mid = e^{-(g+td)^2/2})
         return (hi - lo) / dd if dd > 0.0 else math.inf
 
+    slope = math.nan
+    settled = False
+    if start is not None and 0.0 < start[0] < 1e4 and 0.0 < start[1] < math.inf:
+        # Newton from the approximate root with its approximate slope, then secant steps
+        ev(start[0])
+        sl = start[1]
+        for _ in range(8):
+            if not pts:
+                break  # eps0 gave no informative point (delta bracket at 0 or 1)
+            if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
+                (x1, y1), (x2, y2) = pts[-2:]
+                sl = (y2 - y1) / (x2 - x1)
+            x2, y2 = pts[-1]
+            if not (0.0 < sl < math.inf):
+                break
+            c = x2 - y2 / sl
+            if abs(c - x2) <= 0.1 * eps_width(x2, sl):
+                slope, settled = sl, True
+                break
+            if not (0.0 < c < 1e4) or c in cache:
+                break
+            n_pts = len(pts)
+            ev(c)
+            if len(pts) == n_pts:
+                break
+        if not settled:
+            pts.clear()  # the bracketing search below, from scratch (fn's values stay cached)
+    if not settled:
+        done, slope, a, b = _bracket_search(f, ev, pts, proposal, eps_width, d)
+        if done:
+            return a, b
+    else:
+        a, b = pts[-1][0], math.inf
+    return _place_ends(f, g, pts, slope, a, b, d, td)
+
+
+def _bracket_search(f: Callable[[float], tuple[float, float]], ev: Callable[[float], float],
+                    pts: list[tuple[float, float]], proposal: Callable[[], float],
+                    eps_width: Callable[[float, float], float],
+                    d: float) -> tuple[bool, float, float, float]:
+    """The bracketing search of :func:`invert`: (True, nan, lo, hi) when it settles the bracket
+    itself (eps = 0, or none below 1e4), else (False, slope of the last secant, a, b)."""
     # ---- bracket a < root < b (b = inf until found): g(a) < 0 <= g(b)
     ga = ev(1.0)
     if ga < 0.0:
@@ -121,7 +170,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
     else:
         b, gb = 1.0, ga
         if f(0.0)[1] <= d:
-            return 0.0, 0.0
+            return True, math.nan, 0.0, 0.0
         a, ga = 0.0, ev(0.0)
     slope = math.nan
     side = 0
@@ -135,7 +184,7 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
         if math.isinf(b):  # still below the root: extrapolate (at most doubling)
             c = min(c, 2.0 * a) if math.isfinite(c) and c > a * (1.0 + 1e-12) else 2.0 * a
             if c > 1e4:  # no finite epsilon below 1e4 (the caller says why)
-                return (a if f(a)[0] >= d else 0.0), math.inf
+                return True, math.nan, (a if f(a)[0] >= d else 0.0), math.inf
         elif not (a < c < b) or abs(side) >= 2:
             c = (a * gb - b * ga) / (gb - ga)  # Illinois (regula falsi with the stale end halved)
             if not (a < c < b):
@@ -154,6 +203,13 @@ def invert(fn: Callable[[float], tuple[float, float]], d: float) -> tuple[float,
             side = side - 1 if side < 0 else -1
         if math.isfinite(b) and b - a <= 1e-13 * b:
             break
+    return False, slope, a, b
+
+
+def _place_ends(f: Callable[[float], tuple[float, float]], g: Callable[[float], float],
+                pts: list[tuple[float, float]], slope: float, a: float, b: float, d: float,
+                td: float) -> tuple[float, float]:
+    """The certified ends of :func:`invert` around the search's last point (each one checked)."""
     # ---- the two ends, from the last evaluated point e_r of the search and the local slope of the
     # bracket: hi(e) ~ hi(e_r) - s (e - e_r), lo(e) ~ lo(e_r) - s (e - e_r); then checked
     e_r = pts[-1][0] if pts else (0.5 * (a + b) if math.isfinite(b) else a)

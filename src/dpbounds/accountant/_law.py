@@ -62,6 +62,12 @@ class SingleEpochLaw(abc.ABC):
         """Boxes ``(a_lo, a_hi, f_lo, f_hi)`` along the curve: for each i, ``f(a_lo[i]) >= f_lo[i]``
         and ``f(a_hi[i]) <= f_hi[i]`` (points under and over the true curve), a increasing."""
 
+    def eps_start(self, d: float) -> tuple[float, float] | None:
+        """Where the search for delta(eps) = d may start: (an approximate root, the slope there of
+        sqrt(-2 log delta) in eps), or None.  Only proposes points to
+        :func:`dpbounds.accountant._invert.invert` (its ends are checked with :meth:`delta`)."""
+        return None
+
     supports_lattice: bool = True
 
     @property

@@ -12,6 +12,7 @@ import numpy as np
 from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
     FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted,
     lognormal_cf_m1_tilted_grid)
+from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._law import FArr, SingleEpochLaw
 from dpbounds.accountant._law_fourier import _clog1p
@@ -300,6 +301,49 @@ class TiltedLognormalSum(SingleEpochLaw):
             slope = np.maximum(0.0, 1.0 + x / m)
             err[idx] = ex + slope * (ex + resid)
         return f, err
+
+    def _eps_table(self) -> tuple[FArr, FArr]:
+        """(eps_j, sqrt(-2 log delta~(eps_j))) on [0, log(1 + xhi/M)] (4096 points, non-decreasing),
+        delta~ an approximation of delta's midpoint for starting the epsilon search.
+
+        The series at the 2^16 points x_k = xlo + k P/2^16 by one FFT of each coefficient array
+        folded modulo 2^16 (e^{-2 pi i n k/2^16} is 2^16-periodic in n: the folded sums are the
+        series' values there, not an approximation), cubic interpolation in x between them."""
+        nf = 2 ** 16
+        h = self.P / nf
+        kmax = int(math.floor((self.xhi - self.xlo) / h))
+        amp = np.exp(self.lam * h * np.arange(kmax + 1))
+        eps = np.linspace(0.0, math.log1p(self.xhi / self.M), 4096)
+        y = self.M * np.expm1(eps)
+        y2 = self.M * np.expm1(-eps)
+        vals = []
+        for c, base in ((self.c0, self.base0), (self.c1, self.base1)):
+            z = np.zeros(-(-c.size // nf) * nf, dtype=complex)
+            z[1:c.size] = c[1:]
+            s = c[0].real + 2.0 * np.fft.fft(z.reshape(-1, nf).sum(axis=0)).real
+            gk = (amp * s[:kmax + 1] - base) / self.P
+            for yy in (y, y2):
+                p = (np.clip(yy, self.xlo, self.xhi) - self.xlo) / h
+                k = np.clip(np.floor(p).astype(np.intp), 1, kmax - 2)
+                t = p - k  # 4-point Lagrange cubic through x_{k-1}..x_{k+2}
+                vals.append(-t * (t - 1) * (t - 2) / 6 * gk[k - 1] + (t + 1) * (t - 1) * (t - 2) / 2 * gk[k]
+                            - (t + 1) * t * (t - 2) / 2 * gk[k + 1] + (t + 1) * t * (t - 1) / 6 * gk[k + 2])
+        g0y, g0a, g1y, g1a = vals
+        ee = np.exp(eps)
+        mid = np.maximum((1.0 - g1y) - ee * (1.0 - g0y), g0a - ee * g1a)
+        mid = np.minimum.accumulate(np.clip(mid, 1e-300, 1.0))
+        return eps, np.sqrt(-2.0 * np.log(mid))
+
+    def eps_start(self, d: float) -> tuple[float, float] | None:
+        if not self.converged or self.n_eff < 4:
+            return None
+        eps, gt = cached(("eps table",) + self.key, self._eps_table)
+        td = math.sqrt(-2.0 * math.log(d))
+        j = int(np.searchsorted(gt, td))
+        if j == 0 or j >= gt.size or not gt[j] > gt[j - 1]:
+            return None  # eps = 0, or beyond the served range: the search brackets by itself
+        slope = float((gt[j] - gt[j - 1]) / (eps[j] - eps[j - 1]))
+        return float(eps[j - 1] + (td - gt[j - 1]) / slope), slope
 
     def delta(self, eps: float) -> tuple[float, float]:
         law, M = self, self.M

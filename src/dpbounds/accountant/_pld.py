@@ -222,7 +222,7 @@ class RandomAllocationPLD:
         d = float(V.check_open_unit("delta", delta))
         note = ""
         if self.epochs == 1:
-            lo, hi = invert(self._delta1, d)
+            lo, hi = invert(self._delta1, d, self._law.eps_start(d))
             spacing = None
         else:
             # a first guess of epsilon from the GDP asymptotics sets the lattice spacing; refine
