@@ -304,3 +304,69 @@ def test_property_small_sigma_tv_max_gap_and_monotone_delta(sigma, M):
         prev = (lo, hi)
     lo0, hi0 = pld.delta(0.0)
     assert lo0 - 1e-12 <= tv <= hi0 + 1e-12
+
+
+@pytest.fixture(scope="module")
+def law_05_1000():
+    return TiltedLognormalSum(0.5, 1000.0)
+
+
+def test_tilted_trimmed_series_within_its_bound(law_05_1000):
+    # point evaluations sum only n < n_keep: the terms left out, summed by numpy with exact phases,
+    # stay within the certified e^{lam u} _trim_unit, and kept + left out = the full kernel sum
+    from dpbounds._exact import fourier_series_re
+    law = law_05_1000
+    n_keep = law._ck[0].size + 1
+    assert n_keep < 0.8 * law.n_eff and law._trim_unit > 0.0  # the trimming is active here
+    x = np.array([-700.0, 0.0, 3000.0, 4.4e4, 0.5 * law.xhi])
+    u = x - law.xlo
+    amp = np.exp(law.lam * u)
+    n = np.arange(n_keep, law.n_eff + 1, dtype=float)
+    g_trim = law.wrapped_cdf_pair(x)
+    sr = fourier_series_re(u / law.P, [law.c0[1:], law.c1[1:]])
+    for k, (c, base) in enumerate(((law.c0, law.base0), (law.c1, law.base1))):
+        left_out = np.array([2.0 * (_phase_exact(n, uu / law.P) @ c[n_keep:]).real for uu in u]) * amp / law.P
+        assert np.all(np.abs(left_out) <= amp * law._trim_unit)
+        g_full = (amp * (c[0].real + 2.0 * sr[k]) - base) / law.P
+        assert np.all(np.abs(g_trim[k] + left_out - g_full) <= 2e-15 * amp)
+
+
+def _delta_both_directions(law, eps):
+    """The tilted delta bracket with both directions from the series (as before the add skip)."""
+    M, ee = law.M, math.exp(eps)
+    y, y2 = M * math.expm1(eps), M * math.expm1(-eps)
+    assert law.xlo < y2 and y < law.xhi
+    g0, g1 = law.wrapped_cdf_pair([y, y2])
+    er = law.err(np.array([y, y2]))
+    c_r, c_a = (1 - g1[0]) - ee * (1 - g0[0]), g0[1] - ee * g1[1]
+    return (max(c_r - er[0] * (1 + ee), c_a - er[1] * (1 + ee), 0.0),
+            min(max(c_r + er[0] * (1 + ee), c_a + er[1] * (1 + ee)), 1.0))
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.3, 0.6, 0.9, 1.1, 1.4])
+def test_tilted_delta_add_skip_matches_both_directions(law_05_1000, eps):
+    # where the add direction's Chernoff bound is below the remove direction's lower end its series
+    # is skipped: the bracket's lower end is unchanged, and the upper end can only be the remove
+    # direction's (the add one is below it)
+    lo, hi = law_05_1000.delta(eps)
+    lo2, hi2 = _delta_both_directions(law_05_1000, eps)
+    assert lo == lo2
+    assert hi == hi2 or (hi < hi2 and lo <= hi)
+
+
+@pytest.mark.parametrize("d", [0.04, 1e-3, 1e-5, 2e-6, 1e-7])
+def test_tilted_epsilon_search_start_only_proposes(law_05_1000, d):
+    # the coarse table's start changes where the search evaluates, not what the ends certify:
+    # each end checked with the law's delta, and the same bracket (to a few % of its width) from a
+    # good start, from no start and from a misleading one
+    from dpbounds.accountant._invert import invert
+    law = law_05_1000
+    st = law.eps_start(d)
+    assert st is not None
+    res = [invert(law.delta, d, st), invert(law.delta, d), invert(law.delta, d, (1.3 * st[0], 5.0 * st[1]))]
+    for lo, hi in res:
+        assert 0.0 < lo < hi < math.inf
+        assert law.delta(hi)[1] <= d <= law.delta(lo)[0]
+    w0 = res[1][1] - res[1][0]
+    for lo, hi in res:
+        assert abs((hi - lo) - w0) <= 0.03 * w0 and max(lo, res[1][0]) <= min(hi, res[1][1])
