@@ -370,3 +370,12 @@ def test_tilted_epsilon_search_start_only_proposes(law_05_1000, d):
     w0 = res[1][1] - res[1][0]
     for lo, hi in res:
         assert abs((hi - lo) - w0) <= 0.03 * w0 and max(lo, res[1][0]) <= min(hi, res[1][1])
+
+
+def test_tilted_delta_at_huge_eps_is_a_bracket():
+    # the epsilon search may step to eps ~ 1e4 (where M expm1(eps) overflows): the bracket there
+    # is the tail bound's, a valid one, not an overflow
+    law = TiltedLognormalSum(0.4, 300.0)
+    for eps in (650.0, 800.0, 2e4):
+        lo, hi = law.delta(eps)
+        assert 0.0 == lo <= hi <= law.delta(40.0)[1] and math.isfinite(hi)

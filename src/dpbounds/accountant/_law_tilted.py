@@ -170,7 +170,8 @@ class TiltedLognormalSum(SingleEpochLaw):
         last = max(abs(self.b0[-1]), abs(self.b1[-1]))
         self._trunc_unit = (4.0 * last / (self.P * dt) * (1.0 + math.log(1e3))
                             if converged else math.inf)
-        s_abs = max(float(np.sum(np.abs(self.c0))), float(np.sum(np.abs(self.c1))))
+        a0, a1 = np.abs(self.c0), np.abs(self.c1)
+        s_abs = max(float(np.sum(a0)), float(np.sum(a1)))
         self._round_unit = 2.0 / self.P * s_abs
         # point evaluations sum the series only over n < n_keep: the terms left out move each G
         # by at most e^{lam u} (2/P) sum_{n >= n_keep} |c_n| (certified: _trim_unit, in err()).
@@ -178,7 +179,7 @@ class TiltedLognormalSum(SingleEpochLaw):
         # so the brackets widen by < 0.2 % (sigma = 0.5, M = 1000: 393k -> ~250k coefficients);
         # (1 + 1e-8) covers the rounding of the cumulative sums (relative N u < 1e-10)
         tails = (2.0 / self.P) * (1.0 + 1e-8) * np.maximum(
-            np.cumsum(np.abs(self.c0[::-1]))[::-1], np.cumsum(np.abs(self.c1[::-1]))[::-1])
+            np.cumsum(a0[::-1])[::-1], np.cumsum(a1[::-1])[::-1])
         small = np.nonzero(tails <= _U * (FOURIER_SERIES_ERR_UNITS + 4.0) * self._round_unit / 512.0)[0]
         n_keep = max(int(small[0]), 2) if small.size else self.n_eff + 1
         self._trim_unit = float(tails[n_keep]) if n_keep <= self.n_eff else 0.0
@@ -362,7 +363,9 @@ class TiltedLognormalSum(SingleEpochLaw):
     def delta(self, eps: float) -> tuple[float, float]:
         law, M = self, self.M
         ee = math.exp(min(eps, 700.0))
-        y = M * math.expm1(eps)  # remove: P1[x > y] - e^eps P0[x > y]
+        # remove: P1[x > y] - e^eps P0[x > y]; y capped at eps = 600 (no overflow; far beyond xhi,
+        # where only the tail bound P1[x > y] <= P1[x > y(600)] is used, still an upper bound)
+        y = M * math.expm1(min(eps, 600.0))
         y2 = M * math.expm1(-eps)  # add: P0[x <= y2] - e^eps P1[x <= y2]
         yq = min(max(y, law.xlo), law.xhi)
         y2q = min(max(y2, law.xlo), law.xhi)
