@@ -534,7 +534,11 @@ class PoissonPLD:
             if not math.isfinite(e):
                 break
             _, _, disc, errs = self._delta_parts(e, h)
-            if note or disc <= 0.0:
+            if note:
+                break
+            if disc <= 0.0:  # nothing left to refine: the estimated error terms set the width
+                if errs > 0.0:
+                    note = self._roundoff_note()
                 break
             target = 0.7 * (disc + errs) * self.tolerance / w  # delta gap that would meet it
             # model: spacing h -> r h moves the discretisation gap to disc r^2 and the
