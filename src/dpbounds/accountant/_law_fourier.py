@@ -72,9 +72,17 @@ class LognormalSum(SingleEpochLaw):
         self.xlo = -lo_mag
         self.tail_lo0 = f_lo(lo_mag) if lo_mag < self.M else 0.0
 
+        hi_vals: dict[float, tuple[float, float]] = {}  # this search's evaluations (a point is
+        # often evaluated twice: the bracket end, and the final point for the window's tails)
+
+        def tails_hi(xx: float) -> tuple[float, float]:
+            if xx not in hi_vals:
+                hi_vals[xx] = (float(upper_tail_h0(self.sigma, self.M, [xx])[0]),
+                               float(upper_tail_h1(self.sigma, self.M, [xx])[0]))
+            return hi_vals[xx]
+
         def f_hi(xx: float) -> float:
-            return max(float(upper_tail_h0(self.sigma, self.M, [xx])[0]),
-                       float(upper_tail_h1(self.sigma, self.M, [xx])[0]))
+            return max(tails_hi(xx))
 
         cap = p_max / 1.05 + self.xlo
         if xhi_max is not None:
@@ -87,8 +95,7 @@ class LognormalSum(SingleEpochLaw):
             lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
             hi = bisect(f_hi, lo_b, hi, tail, iters=8, log=True)  # xhi to 0.6 %: ample
         self.xhi = hi
-        self.tail_hi0 = float(upper_tail_h0(self.sigma, self.M, [hi])[0])
-        self.tail_hi1 = float(upper_tail_h1(self.sigma, self.M, [hi])[0])
+        self.tail_hi0, self.tail_hi1 = tails_hi(hi)  # the bounds at the final point itself
         self.tail_lo1 = self.tail_lo0 * max(0.0, 1.0 + self.xlo / self.M)
         self.P = (self.xhi - self.xlo) * 1.05
         self.aborted = False
