@@ -146,3 +146,18 @@ def test_poisson_constructor_follows_opacus_steps_rule():
         warnings.simplefilter("error", PrecisionWarning)
         br = acc.get_epsilon_bracket(1e-5)
     assert br.tolerance_met and 0.9 < br.lower <= br.upper < 0.93
+
+
+@pytest.mark.parametrize("cls", [PoissonAccountant, RDPAccountant])
+def test_poisson_sampled_constructors_agree(cls):
+    a = cls(noise_multiplier=1.1, dataset_size=60000, batch_size=256, epochs=10)
+    b = cls(noise_multiplier=1.1, sample_rate=256 / 60000, steps=2343)
+    c = _run(cls(), 2343, 1.1, 256 / 60000)
+    assert len(a) == len(b) == len(c) == 2343 and a.history == b.history == c.history
+    assert a.get_epsilon(1e-5) == b.get_epsilon(1e-5) == c.get_epsilon(1e-5)
+    with pytest.raises(ValueError, match="steps or epochs, not both"):
+        cls(noise_multiplier=1.1, sample_rate=0.01, steps=3, epochs=1)
+    with pytest.raises(ValueError, match="batch_size"):
+        cls(noise_multiplier=1.1, dataset_size=100, batch_size=101, epochs=1)
+    with pytest.raises(ValueError, match="noise_multiplier and sample_rate are needed"):
+        cls(steps=10)

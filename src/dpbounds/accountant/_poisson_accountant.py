@@ -4,7 +4,7 @@ from __future__ import annotations
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._poisson import PoissonPLD
-from dpbounds.accountant._protocol import PrivacyAccountant
+from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
 
 __all__ = ["PoissonAccountant"]
 
@@ -50,33 +50,9 @@ class PoissonAccountant(PrivacyAccountant):
         super().__init__()
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
         self.max_lattice = int(V.check_count("max_lattice", max_lattice, minimum=1024))
-        if dataset_size is not None or batch_size is not None:
-            if dataset_size is None or batch_size is None:
-                raise ValueError("dataset_size and batch_size go together (sample_rate = batch_size / dataset_size)")
-            n = V.check_count("dataset_size", dataset_size, minimum=1)
-            b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
-            if sample_rate is not None and float(sample_rate) != b / n:
-                raise ValueError(f"sample_rate={sample_rate!r} contradicts batch_size / dataset_size = {b / n!r}")
-            sample_rate = b / n
-        if steps is not None and epochs is not None:
-            raise ValueError("give steps or epochs, not both")
-        if noise_multiplier is None:
-            if steps is not None or epochs is not None:
-                raise ValueError("noise_multiplier and sample_rate are needed to start with a history")
-            return
-        if sample_rate is None:
-            raise ValueError("sample_rate (or dataset_size and batch_size) is needed with noise_multiplier")
-        s, q = self._check_step(noise_multiplier, sample_rate)
-        if steps is None and epochs is None:
-            raise ValueError("give steps or epochs with noise_multiplier (or record steps with step())")
-        if epochs is not None:
-            e = float(V.check_finite_positive("epochs", epochs))
-            n_steps = int(e / q)
-            if n_steps < 1:
-                raise ValueError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")
-        else:
-            n_steps = V.check_count("steps", steps, minimum=1)
-        self._record(s, q, n_steps)
+        start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
+        if start is not None:
+            self._record(*start)
 
     def _options(self) -> dict[str, object]:
         return {"tolerance": self.tolerance, "max_lattice": self.max_lattice}

@@ -26,7 +26,7 @@ from typing import Any
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 
-__all__ = ["PrivacyAccountant"]
+__all__ = ["PrivacyAccountant", "initial_steps"]
 
 _STATE_VERSION = 1
 
@@ -151,3 +151,41 @@ def rounds_from_rate(sample_rate: float) -> int:
             "and batch_size B use M = N // B (expected batch size N / M >= B), i.e. "
             f"sample_rate = 1 / {max(int(math.floor(m)), 2)}")
     return int(r)
+
+
+def initial_steps(noise_multiplier: float | None, sample_rate: float | None, steps: int | None,
+                  epochs: float | None, dataset_size: int | None,
+                  batch_size: int | None) -> tuple[float, float, int] | None:
+    """(noise_multiplier, sample_rate, steps) a Poisson-sampled accountant starts with, or None.
+
+    ``dataset_size``/``batch_size`` give sample_rate = B / N; ``epochs`` gives steps =
+    int(epochs / sample_rate) (Opacus' rule).  ValueError naming the parameter otherwise.
+    """
+    if dataset_size is not None or batch_size is not None:
+        if dataset_size is None or batch_size is None:
+            raise ValueError("dataset_size and batch_size go together (sample_rate = batch_size / dataset_size)")
+        n = V.check_count("dataset_size", dataset_size, minimum=1)
+        b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
+        if sample_rate is not None and float(sample_rate) != b / n:
+            raise ValueError(f"sample_rate={sample_rate!r} contradicts batch_size / dataset_size = {b / n!r}")
+        sample_rate = b / n
+    if steps is not None and epochs is not None:
+        raise ValueError("give steps or epochs, not both")
+    if noise_multiplier is None:
+        if steps is not None or epochs is not None:
+            raise ValueError("noise_multiplier and sample_rate are needed to start with a history")
+        return None
+    if sample_rate is None:
+        raise ValueError("sample_rate (or dataset_size and batch_size) is needed with noise_multiplier")
+    s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
+    q = float(V.check_rate("sample_rate", sample_rate))
+    if steps is None and epochs is None:
+        raise ValueError("give steps or epochs with noise_multiplier (or record steps with step())")
+    if epochs is not None:
+        e = float(V.check_finite_positive("epochs", epochs))
+        n_steps = int(e / q)
+        if n_steps < 1:
+            raise ValueError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")
+    else:
+        n_steps = V.check_count("steps", steps, minimum=1)
+    return s, q, n_steps

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
-from dpbounds.accountant._protocol import PrivacyAccountant
+from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
 from dpbounds.rdp import _rdp
 from dpbounds.rdp._mechanisms import (
     Mechanism,
@@ -55,6 +55,14 @@ class RDPAccountant(PrivacyAccountant):
         worse than "classic" (Mironov 2017).
     max_order : float
         Largest order considered by the continuous search (default 1e4).
+    noise_multiplier, sample_rate : float, optional
+        With ``steps`` or ``epochs``, start with that many Poisson-subsampled Gaussian steps
+        (as :class:`~dpbounds.PoissonAccountant`); otherwise record them with ``step()``.
+    steps : int, optional
+    epochs : float, optional
+        Instead of ``steps``: steps = int(epochs / sample_rate) (Opacus' rule).
+    dataset_size, batch_size : int, optional
+        Instead of ``sample_rate``: sample_rate = batch_size / dataset_size.
 
     Notes
     -----
@@ -64,7 +72,9 @@ class RDPAccountant(PrivacyAccountant):
     """
 
     def __init__(self, orders: None | str | Iterable[float] = None, conversion: str = "improved",
-                 max_order: float = 1e4) -> None:
+                 max_order: float = 1e4, *, noise_multiplier: float | None = None,
+                 sample_rate: float | None = None, steps: int | None = None, epochs: float | None = None,
+                 dataset_size: int | None = None, batch_size: int | None = None) -> None:
         super().__init__()
         self._step_mech: PoissonGaussian | None = None  # the mechanism of the last step() (reused)
         self.conversion = V.check_choice("conversion", conversion, ("improved", "classic"))
@@ -83,6 +93,11 @@ class RDPAccountant(PrivacyAccountant):
             raise ValueError(f"max_order must be in [2, 1e6], got {max_order!r}")
         self.max_order = mo
         self._terms: dict[object, tuple[Mechanism, float]] = {}
+        start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
+        if start is not None:
+            s0, q0, n0 = start
+            self._record(s0, q0, n0)
+            self._add(PoissonGaussian(s0, q0), float(n0))
 
     mechanism = "rdp"
 
