@@ -276,6 +276,7 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
         double ta = (double)(n0 + j) * dt, tb_end, ratio;
         int k = cf_tilted_level(&tb, ta, lam);
         long len = 1, mm, qhi = 0;
+        int shortened = 0;
         const double complex *w, *v;
         double complex sw = 0.0, swv = 0.0, tau_a = ta + I * lam, tau_b;
         double tr; /* |tau| at the block end: the series part is a polynomial in t / tr */
@@ -290,15 +291,17 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
         /* g-form: |tau| must not grow by more than 1/0.9 within a block (nodes outside the
          * series part then have |tau v| >= 1.8 at the anchor, where e^{iy} - 1 - iy does not
          * cancel); at small |tau| a full block grows faster, so the block is shortened to the
-         * longest one that keeps the rule (~|tau_a| / (9 |dt|) steps) */
-        while (!raw && ratio < 0.9 && len >= 16) {
+         * longest one that keeps the rule (~|tau_a| / (9 |dt|) steps; down to 4: an anchor costs
+         * about one direct sum, and a block of 4 saves three) */
+        while (!raw && ratio < 0.9 && len >= 5) {
             --len;
+            shortened = 1;
             tb_end = (double)(n0 + j + len - 1) * dt;
             tau_b = tb_end + I * lam;
             tr = cabs(tau_b);
             ratio = cabs(tau_a) / tr;
         }
-        if (len < 16 || (ta == 0.0 && lam == 0.0) || (!raw && ratio < 0.9)) {
+        if (len < (shortened ? 4 : 16) || (ta == 0.0 && lam == 0.0) || (!raw && ratio < 0.9)) {
             /* short run or |tau| still growing fast within the block: direct sums */
             for (mm = 0; mm < len; ++mm) {
                 double tt = (double)(n0 + j + mm) * dt;
