@@ -217,13 +217,20 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
 typedef struct {
     double *re, *im;
     int level;
+    long rows;                        /* rows m < rows are built */
 } cf_step_table;
 
-static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, cf_step_table *st)
+/* rows m < len of the step table of level k, built on demand (short blocks need few rows; a full
+ * table costs as much as ~128 pointwise evaluations) */
+static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, long len, cf_step_table *st)
 {
     long q, mm;
     const double complex *v = tb->v + (size_t)k * tb->nodes;
-    for (mm = 0; mm < DPB_CFG_BLOCK; ++mm) {
+    if (st->level != k) {
+        st->level = k;
+        st->rows = 0;
+    }
+    for (mm = st->rows; mm < len; ++mm) {
         double h = (double)mm * dt;
         for (q = 0; q < tb->nodes; ++q) {
             double complex y = h * v[q], e;
@@ -233,7 +240,8 @@ static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, cf_step_
             st->im[mm * tb->nodes + q] = fabs(cimag(e)) >= DPB_CFG_TINY ? cimag(e) : 0.0;
         }
     }
-    st->level = k;
+    if (len > st->rows)
+        st->rows = len;
 }
 
 void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
@@ -241,7 +249,7 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
 {
     long j, q, nodes;
     cf_tilted_tables tb;
-    cf_step_table st = {NULL, NULL, -1};
+    cf_step_table st = {NULL, NULL, -1, 0};
     double *ar = NULL, *ai = NULL;
     double complex *mom = NULL;
         double inv_fact[DPB_CFG_TERMS];
@@ -268,6 +276,7 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
         double ta = (double)(n0 + j) * dt, tb_end, ratio;
         int k = cf_tilted_level(&tb, ta, lam);
         long len = 1, mm, qhi = 0;
+        int shortened = 0;
         const double complex *w, *v;
         double complex sw = 0.0, swv = 0.0, tau_a = ta + I * lam, tau_b;
         double tr; /* |tau| at the block end: the series part is a polynomial in t / tr */
@@ -279,7 +288,20 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
         tau_b = tb_end + I * lam;
         tr = cabs(tau_b);
         ratio = cabs(tau_a) / tr;
-        if (len < 16 || (ta == 0.0 && lam == 0.0) || (!raw && ratio < 0.9)) {
+        /* g-form: |tau| must not grow by more than 1/0.9 within a block (nodes outside the
+         * series part then have |tau v| >= 1.8 at the anchor, where e^{iy} - 1 - iy does not
+         * cancel); at small |tau| a full block grows faster, so the block is shortened to the
+         * longest one that keeps the rule (~|tau_a| / (9 |dt|) steps; down to 4: an anchor costs
+         * about one direct sum, and a block of 4 saves three) */
+        while (!raw && ratio < 0.9 && len >= 5) {
+            --len;
+            shortened = 1;
+            tb_end = (double)(n0 + j + len - 1) * dt;
+            tau_b = tb_end + I * lam;
+            tr = cabs(tau_b);
+            ratio = cabs(tau_a) / tr;
+        }
+        if (len < (shortened ? 4 : 16) || (ta == 0.0 && lam == 0.0) || (!raw && ratio < 0.9)) {
             /* short run or |tau| still growing fast within the block: direct sums */
             for (mm = 0; mm < len; ++mm) {
                 double tt = (double)(n0 + j + mm) * dt;
@@ -295,8 +317,7 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
         cf_tilted_build(&tb, k);
         w = tb.w + (size_t)k * nodes;
         v = tb.v + (size_t)k * nodes;
-        if (st.level != k)
-            cf_step_build(&tb, k, dt, &st);
+        cf_step_build(&tb, k, dt, len, &st);
         if (!raw && mom == NULL) {
             mom = (double complex *)malloc(sizeof(double complex) * DPB_CFG_TERMS);
             if (mom == NULL) {
