@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
     FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted_grid)
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._invert import bisect, invert_cdf
+from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._tails import lower_tail_h0, upper_tail_h0, upper_tail_h1
@@ -93,7 +93,7 @@ class LognormalSum(SingleEpochLaw):
         hi = min(hi, cap)
         if f_hi(hi) <= tail:
             lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
-            hi = bisect(f_hi, lo_b, hi, tail, iters=8, log=True)  # xhi to 0.6 %: ample
+            hi = falsi_log(f_hi, lo_b, hi, tail, rtol=0.006)  # xhi to 0.6 %: ample
         self.xhi = hi
         self.tail_hi0, self.tail_hi1 = tails_hi(hi)  # the bounds at the final point itself
         self.tail_lo1 = self.tail_lo0 * max(0.0, 1.0 + self.xlo / self.M)
