@@ -13,7 +13,7 @@ from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
 from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
-from dpbounds.accountant._params import ROUNDS_MAX, SIGMA_MAX, SIGMA_MIN, check_sigma_rounds
+from dpbounds.accountant._params import SIGMA_MIN, check_sigma_rounds
 from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._select import law_for, require_converged
 

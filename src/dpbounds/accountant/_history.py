@@ -5,23 +5,21 @@ epoch (k < M steps).  Runs of equal epochs compose by one FFT power of their lat
 (:func:`_lattice.compose`); different runs by convolution (:func:`_lattice.convolve`).  One
 homogeneous run of whole epochs is served by :class:`RandomAllocationPLD` (its tuned path).
 
-A partial epoch is accounted exactly when the partial-epoch law is available
-(``_select.partial_law_for``); otherwise as a whole epoch, which is conservative: the k released
-steps are a post-processing (a subset) of the whole epoch's outputs.
+A trailing partial epoch is accounted exactly by the partial-epoch law
+(``_select.partial_law_for``).
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
 
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._invert import invert
-from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge, compose, convolve
+from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
 from dpbounds.accountant._pld import RandomAllocationPLD
-from dpbounds.accountant._select import law_for, require_converged
+from dpbounds.accountant._select import law_for, partial_law_for, require_converged
 
 __all__ = ["Run", "history_epsilon", "history_delta", "runs_from_history"]
 
@@ -29,16 +27,6 @@ __all__ = ["Run", "history_epsilon", "history_delta", "runs_from_history"]
 Run = tuple[float, float, int, int]
 _TAU = 1e-14
 _SPACING_FLOOR = 1e-7
-
-
-def _partial_law(sigma: float, M: float, k: int) -> SingleEpochLaw | None:
-    """The exact law of a partial epoch, when the package has it (else None: count a whole epoch)."""
-    from dpbounds.accountant import _select
-
-    fn: Callable[..., SingleEpochLaw] | None = getattr(_select, "partial_law_for", None)
-    if fn is None:
-        return None
-    return fn(sigma, M, k, "compose")
 
 
 def _pieces(runs: list[Run]) -> list[tuple[SingleEpochLaw, int, str]]:
@@ -50,20 +38,16 @@ def _pieces(runs: list[Run]) -> list[tuple[SingleEpochLaw, int, str]]:
             require_converged(law)
             out.append((law, E, f"{E} x (sigma={s:g}, M={M:g})"))
         if k:
-            plaw = _partial_law(s, M, k)
-            if plaw is None:
-                law = law_for(s, M, "compose")
-                require_converged(law)
-                out.append((law, 1, f"partial epoch {k}/{M:g} counted as a whole epoch (conservative)"))
-            else:
-                out.append((plaw, 1, f"partial epoch {k}/{M:g} (sigma={s:g})"))
+            plaw = partial_law_for(s, M, k, "compose")
+            require_converged(plaw)
+            out.append((plaw, 1, f"partial epoch {k}/{M:g} (sigma={s:g})"))
     return out
 
 
-def _composed(runs: tuple[Run, ...], dl: float, max_lattice: int) -> tuple[dict[str, Any], float, int]:
+def _composed(runs: tuple[Run, ...], dl: float, max_lattice: int) -> tuple[Composition, float, int]:
     key = ("history", runs, dl, max_lattice)
 
-    def build() -> tuple[dict[str, Any], float, int]:
+    def build() -> tuple[Composition, float, int]:
         spacing, needed = dl, 0
         while True:
             try:
@@ -74,45 +58,13 @@ def _composed(runs: tuple[Run, ...], dl: float, max_lattice: int) -> tuple[dict[
     return cached(key, build)
 
 
-def _build(runs: list[Run], dl: float, max_lattice: int) -> dict[str, Any]:
-    pieces = _pieces(runs)
-    comp: dict[str, Any] = {}
-    for direction in ("remove", "add"):
-        acc_up: tuple[int, Any] | None = None
-        acc_dn: tuple[int, Any] | None = None
-        inf_keep = 1.0      # probability that no piece put mass at +inf (upper bound side)
-        add_up = 0.0
-        sub_dn = 0.0
-        for law, count, _ in pieces:
-            jmin, pu, inf_up, jdmin, pd, miss = law.lattice_pmfs(dl)[direction]
-            s_up, g_up, out_up = compose(jmin, pu, count, _TAU, max_lattice)
-            s_dn, g_dn, out_dn = compose(jdmin, pd, count, _TAU, max_lattice)
-            inf_keep *= math.exp(count * math.log1p(-min(inf_up, 1.0))) if inf_up < 1 else 0.0
-            add_up += out_up
-            sub_dn += out_dn + count * miss
-            if acc_up is None:
-                acc_up, acc_dn = (s_up, g_up), (s_dn, g_dn)
-            else:
-                assert acc_dn is not None
-                j, g, e = convolve(acc_up, (s_up, g_up))
-                acc_up, add_up = (j, g), add_up + e
-                j, g, e = convolve(acc_dn, (s_dn, g_dn))
-                acc_dn, sub_dn = (j, g), sub_dn + e
-            if max(acc_up[1].size, acc_dn[1].size) > max_lattice:
-                raise WindowTooLarge(int(max(acc_up[1].size, acc_dn[1].size)))
-        assert acc_up is not None and acc_dn is not None
-        comp[direction] = (HockeyStick(acc_up[0], acc_up[1], dl), add_up + (1.0 - inf_keep),
-                           HockeyStick(acc_dn[0], acc_dn[1], dl), sub_dn)
-    return comp
+def _build(runs: list[Run], dl: float, max_lattice: int) -> Composition:
+    pieces = [(law.lattice_pmfs(dl), count) for law, count, _ in _pieces(runs)]
+    return compose_pieces(pieces, dl, _TAU, max_lattice)
 
 
 def _delta(runs: tuple[Run, ...], eps: float, dl: float, max_lattice: int) -> tuple[float, float]:
-    comp, _, _ = _composed(runs, dl, max_lattice)
-    lo_all, hi_all = 0.0, 0.0
-    for hs_up, add_up, hs_dn, sub_dn in comp.values():
-        lo_all = max(lo_all, hs_dn(eps) - sub_dn)
-        hi_all = max(hi_all, hs_up(eps) + add_up)
-    return max(lo_all, 0.0), min(hi_all, 1.0)
+    return delta_bracket(_composed(runs, dl, max_lattice)[0], eps)
 
 
 def _mu_guess(runs: tuple[Run, ...]) -> float:

@@ -14,7 +14,8 @@ from numpy.typing import NDArray
 
 FArr = NDArray[np.float64]
 
-__all__ = ["compose", "convolve", "HockeyStick", "WindowTooLarge", "place_upper", "place_lower", "fft_size"]
+__all__ = ["compose", "convolve", "compose_pieces", "delta_bracket", "Composition", "HockeyStick", "WindowTooLarge",
+           "place_upper", "place_lower", "fft_size"]
 
 _GREEDY_MAX = 50_000  # bulk intervals balanced one by one (a Python loop: ~1 us each)
 _ULP = 4.5e-16  # relative slack on computed losses (a few units in the last place of log1p / products)
@@ -286,3 +287,67 @@ def place_lower(lo: FArr, p: FArr, delta_l: float, err: float) -> tuple[int, FAr
     pmf = P - up
     pmf[1:] += up[:-1]
     return jmin, np.asarray(pmf, dtype=np.float64)
+
+
+# direction -> (upper hockey stick, mass added to it, lower hockey stick, mass subtracted from it)
+Composition = dict[str, tuple[HockeyStick, float, HockeyStick, float]]
+
+
+def _compose_side(parts: list[tuple[int, FArr, int]], delta_l: float, tau: float,
+                  max_lattice: int) -> tuple[HockeyStick, float]:
+    """One side (upper or lower PMFs) of :func:`compose_pieces`: (hockey stick, window + round-off mass)."""
+    acc: tuple[int, FArr] | None = None
+    out = 0.0
+    while parts:
+        jmin, pmf, count = parts.pop(0)
+        s0, g, o = compose(jmin, pmf, count, tau, max_lattice)
+        del pmf
+        out += o
+        if acc is None:
+            acc = (s0, g)
+        else:
+            j, g, e = convolve(acc, (s0, g))
+            acc, out = (j, g), out + e
+            if g.size > max_lattice:
+                raise WindowTooLarge(int(g.size))
+        del g
+    assert acc is not None
+    return HockeyStick(acc[0], acc[1], delta_l), out
+
+
+def compose_pieces(pieces: list[tuple[dict[str, tuple[int, FArr, float, int, FArr, float]], int]],
+                   delta_l: float, tau: float, max_lattice: int) -> Composition:
+    """Compose single-epoch lattice PMFs, each ``count`` times, into hockey sticks per direction.
+
+    ``pieces`` is a list of ``(lattice_pmfs, count)`` (a law's ``lattice_pmfs`` output, consumed:
+    each PMF is dropped once composed, and one side's composed window is turned into its hockey
+    stick before the other side is composed, which keeps the peak memory of a long run down).
+    Each piece is composed by one FFT power, different pieces by convolution; the windows'
+    outside mass and round-off estimates are added to the upper bound and subtracted from the
+    lower one, with the mass missing below the lower PMFs; the upper side's mass at +inf is
+    1 - prod (1 - inf_up)^count.
+    """
+    comp: Composition = {}
+    for direction in list(pieces[0][0]):
+        entries = [(pm.pop(direction), count) for pm, count in pieces]
+        log_keep = 0.0  # log P[no piece put mass at +inf] (upper side)
+        for (_, _, inf_up, _, _, _), count in entries:
+            log_keep += count * math.log1p(-min(inf_up, 1.0)) if inf_up < 1 else -math.inf
+        missing = sum(count * e[5] for e, count in entries)
+        up = [(e[0], e[1], count) for e, count in entries]
+        down = [(e[3], e[4], count) for e, count in entries]
+        del entries
+        hs_up, add_up = _compose_side(up, delta_l, tau, max_lattice)
+        hs_dn, sub_dn = _compose_side(down, delta_l, tau, max_lattice)
+        comp[direction] = (hs_up, add_up + -math.expm1(log_keep), hs_dn, sub_dn + missing)
+    return comp
+
+
+def delta_bracket(comp: Composition, eps: float) -> tuple[float, float]:
+    """[lower, upper] of delta(eps) from a composition: the larger direction, clipped to [0, 1]."""
+    lo_all, hi_all = 0.0, 0.0
+    for hs_up, add_up, hs_dn, sub_dn in comp.values():
+        lo_all = max(lo_all, hs_dn(eps) - sub_dn)
+        hi_all = max(hi_all, hs_up(eps) + add_up)
+    return max(lo_all, 0.0), min(hi_all, 1.0)
+

@@ -11,7 +11,7 @@ from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._invert import invert
-from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge, compose
+from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
 from dpbounds.accountant._params import check_sigma_rounds
 from dpbounds.accountant._select import law_for, require_converged
@@ -73,13 +73,13 @@ class RandomAllocationPLD:
         return self._law.delta(eps)
 
     # ---- E > 1: lattice PLD -----------------------------------------------------
-    def _composed(self, delta_l: float, cell_span: float | None = None) -> tuple[dict[str, Any], float, int]:
+    def _composed(self, delta_l: float, cell_span: float | None = None) -> tuple[Composition, float, int]:
         """(composition per direction, spacing used, points a tighter lattice needed or 0)."""
         law = self._law
         span = _CELL_RATIO * delta_l if cell_span is None else float(cell_span)
         key = ("composition", law.key, self.epochs, delta_l, span, self.max_lattice)
 
-        def build() -> tuple[dict[str, Any], float, int]:
+        def build() -> tuple[Composition, float, int]:
             dl, needed = delta_l, 0
             while True:
                 try:
@@ -90,33 +90,15 @@ class RandomAllocationPLD:
                     dl *= 1.05 * exc.needed / self.max_lattice
         return cached(key, build)
 
-    def _build_lattice(self, delta_l: float, cell_span: float) -> dict[str, Any]:
-        E = self.epochs
-        pm = self._law.lattice_pmfs(delta_l, cell_span)
-        comp = {}
-        for direction in list(pm):
-            jmin, pu, inf_up, jdmin, pd, miss = pm.pop(direction)  # drop each PMF once composed
-            s_up, g_up, out_up = compose(jmin, pu, E, _TAU, self.max_lattice)
-            del pu
-            hs_up = HockeyStick(s_up, g_up, delta_l)
-            del g_up
-            s_dn, g_dn, out_dn = compose(jdmin, pd, E, _TAU, self.max_lattice)
-            del pd
-            hs_dn = HockeyStick(s_dn, g_dn, delta_l)
-            del g_dn
-            inf_tot = -math.expm1(E * math.log1p(-min(inf_up, 1.0))) if inf_up < 1 else 1.0
-            comp[direction] = (hs_up, out_up + inf_tot, hs_dn, out_dn + E * miss)
-        return comp
+    def _build_lattice(self, delta_l: float, cell_span: float) -> Composition:
+        pieces = [(self._law.lattice_pmfs(delta_l, cell_span), self.epochs)]
+        return compose_pieces(pieces, delta_l, _TAU, self.max_lattice)
 
     def _deltaE(self, eps: float, delta_l: float, cell_span: float | None = None) -> tuple[float, float]:
         comp, used, _ = self._composed(delta_l, cell_span)
         self.lattice_spacing = used
         self._last_span = cell_span
-        lo_all, hi_all = 0.0, 0.0
-        for hs_up, add_up, hs_dn, sub_dn in comp.values():
-            lo_all = max(lo_all, hs_dn(eps) - sub_dn)
-            hi_all = max(hi_all, hs_up(eps) + add_up)
-        return max(lo_all, 0.0), min(hi_all, 1.0)
+        return delta_bracket(comp, eps)
 
     def _spacings(self, eps_guess: float, shrink: float = 1.0) -> tuple[float, float]:
         """(lattice spacing, cell loss span) for a bracket of relative width ~ tolerance at ``eps_guess``.
