@@ -9,11 +9,8 @@ import warnings
 
 import numpy as np
 
-from dpbounds._cli_core import _count
+from dpbounds._cli_core import EXIT_TOLERANCE_MISSED, _count
 from dpbounds._result import PrivacyBracket
-
-#: exit status of ``dpbounds epsilon`` when the certified bracket is wider than ``--tolerance``
-EXIT_TOLERANCE_MISSED = 3
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

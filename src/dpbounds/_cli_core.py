@@ -27,6 +27,18 @@ def _count(text: str) -> float:
     return v
 
 
+def _whole(text: str) -> int:
+    """A whole number; accepts 60000, 6e4 and 6.0e4 (not 60000.5)."""
+    v = _count(text)
+    if not (math.isfinite(v) and v == int(v) and v >= 1 and v <= 2 ** 53):
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(v)
+
+
+#: exit status when an answer is printed but its certified bracket is wider than the tolerance
+EXIT_TOLERANCE_MISSED = 3
+
+
 def table1_rows(delta: float = 0.01) -> list[dict[str, Any]]:
     """The rows of the paper's Table 1 (delta = 1/100, one epoch)."""
     rows = []

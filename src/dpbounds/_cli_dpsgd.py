@@ -8,25 +8,8 @@ import sys
 import warnings
 from typing import Any
 
-EXIT_TOLERANCE_MISSED = 3
-
-
-def _whole(text: str) -> int:
-    """A whole number; accepts 60000, 6e4 and 6.0e4 (not 60000.5)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(v) and v == int(v) and v >= 1 and v <= 2 ** 53):
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return int(v)
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+from dpbounds._cli_core import EXIT_TOLERANCE_MISSED, _whole
+from dpbounds._cli_core import _positive_float as _number
 
 
 def _common(p: argparse.ArgumentParser) -> None:
