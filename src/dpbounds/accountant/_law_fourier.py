@@ -23,7 +23,7 @@ from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
-from dpbounds.accountant._tails import lower_tail_h0, upper_tail_h0, upper_tail_h1
+from dpbounds.accountant._tails import lower_tail_h0, spread_along_bound, upper_tail_h0, upper_tail_h1
 
 CArr = NDArray[np.complex128]
 
@@ -371,27 +371,11 @@ class LognormalSum(SingleEpochLaw):
         return out
 
     def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
-        """H1 mass above the window (at most ``tot``) as (loss, mass) pairs under a certified survival bound.
-
-        B(y) >= P1[x > y] (truncated Chernoff with the far tables) on a geometric grid y_k from
-        xhi, loss step 0.05; the mass B(y_k) - B(y_{k+1}) is placed at the loss of y_{k+1} (its
-        upper end); what remains beyond the last point goes to +inf (the caller).
-        """
+        """H1 mass above the window (at most ``tot``) spread along its certified survival bound
+        (truncated Chernoff with the far tables); see :func:`spread_along_bound`."""
         M = self.M
-        if not tot > 1e-10:
-            return []  # negligible next to any delta asked for (E * tot at +inf): keep it there
-        losses = np.empty(0)
-        B = np.empty(0)
-        for k in range(16):  # chunks of 50 points (loss step 0.05) until the bound is negligible
-            lk = l_xhi + 0.05 * np.arange(50 * k + 1, 50 * k + 51)
-            losses = np.concatenate([losses, lk])
-            B = np.concatenate([B, upper_tail_h1(self.sigma, M, M * np.expm1(lk), far=True)])
-            if B[-1] < 1e-25 * tot:
-                break
-        B = np.minimum.accumulate(np.minimum(B, tot))  # S is non-increasing: a bound at y_k holds beyond
-        masses = -np.diff(np.concatenate([[tot], B]))
-        keep = masses > 0
-        return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
+        return spread_along_bound(
+            tot, l_xhi, lambda lk: upper_tail_h1(self.sigma, M, M * np.expm1(lk), far=True))
 
 
 

@@ -36,7 +36,7 @@ from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._law_fourier import LognormalSum, _cell_masses
 from dpbounds.accountant._law_logdomain import LogDomainPair
 from dpbounds.accountant._law_tilted import TiltedLognormalSum
-from dpbounds.accountant._tails import upper_tail_h0, upper_tail_h1
+from dpbounds.accountant._tails import spread_along_bound, upper_tail_h0, upper_tail_h1
 
 __all__ = ["PartialEpochLaw"]
 
@@ -319,27 +319,16 @@ class PartialEpochLaw(SingleEpochLaw):
         }
 
     def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
-        """Mixture mass above the window (at most ``tot``) as (loss, mass) pairs under the certified
-        survival bound (1 - r) B0 + r B1 (truncated Chernoff, far tables), loss step 0.05; each
-        piece at the upper end of its loss interval (as the full-epoch Fourier law does)."""
-        if not tot > 1e-10:
-            return []  # negligible: stays at +inf
+        """Mixture mass above the window (at most ``tot``) spread along the certified survival bound
+        (1 - r) B0 + r B1 (truncated Chernoff, far tables); see :func:`spread_along_bound`."""
         r, M, k = self.r, self.M, self.k
-        losses = np.empty(0)
-        B = np.empty(0)
-        for j in range(16):
-            lk = l_xhi + 0.05 * np.arange(50 * j + 1, 50 * j + 51)
+
+        def survival(lk: FArr) -> FArr:
             y = M * np.expm1(lk)
-            bk = ((1.0 - r) * upper_tail_h0(self.sigma, k, y, far=True)
-                  + r * upper_tail_h1(self.sigma, k, y, far=True))
-            losses = np.concatenate([losses, lk])
-            B = np.concatenate([B, bk])
-            if B[-1] < 1e-25 * tot:
-                break
-        B = np.minimum.accumulate(np.minimum(B, tot))
-        masses = -np.diff(np.concatenate([[tot], B]))
-        keep = masses > 0
-        return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
+            return np.asarray((1.0 - r) * upper_tail_h0(self.sigma, k, y, far=True)
+                              + r * upper_tail_h1(self.sigma, k, y, far=True), dtype=np.float64)
+
+        return spread_along_bound(tot, l_xhi, survival)
 
     def _lattice_logdomain(self, delta_l: float) -> LatticePMFs:
         """Cells of U = log S_k with exact loss edges: U in [u_j, u_{j+1}) <=> remove loss in

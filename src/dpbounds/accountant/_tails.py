@@ -11,7 +11,7 @@ arguments.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +20,7 @@ from dpbounds.accountant._cache import memoize
 
 FArr = NDArray[np.float64]
 
-__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1"]
+__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "spread_along_bound"]
 
 def _ndtr(x: Any) -> FArr:
     from dpbounds._ufuncs import ndtr
@@ -188,4 +188,30 @@ def upper_tail_h1(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
         rest = upper_tail_h0(sigma, M - 1.0, xr, far) if M > 1 else np.zeros_like(xr)
         out[i] = min(1.0, float(np.min(sig_tail + rest)))
     return out
+
+
+def spread_along_bound(tot: float, l_xhi: float,
+                       survival: Callable[[FArr], FArr]) -> list[tuple[float, float]]:
+    """Mass above a window (at most ``tot``) as (loss, mass) pairs under a certified survival bound.
+
+    ``survival(losses)`` bounds the mass whose loss exceeds each of ``losses`` (an upper-tail bound
+    at the thresholds those losses map to).  On a grid of losses from ``l_xhi`` in steps of 0.05,
+    the mass B(l_k) - B(l_{k+1}) is placed at l_{k+1} (its upper end), in chunks of 50 points until
+    the bound is below 1e-25 of ``tot``; what remains beyond the last point stays with the caller
+    (at +inf).  Moving mass up only raises delta, so the upper bound stays certified.
+    """
+    if not tot > 1e-10:
+        return []  # negligible next to any delta asked for (E * tot at +inf): keep it there
+    losses = np.empty(0)
+    B = np.empty(0)
+    for k in range(16):
+        lk = np.asarray(l_xhi + 0.05 * np.arange(50 * k + 1, 50 * k + 51), dtype=np.float64)
+        losses = np.concatenate([losses, lk])
+        B = np.concatenate([B, survival(lk)])
+        if B[-1] < 1e-25 * tot:
+            break
+    B = np.minimum.accumulate(np.minimum(B, tot))  # a survival function is non-increasing
+    masses = -np.diff(np.concatenate([[tot], B]))
+    keep = masses > 0
+    return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
 
