@@ -1,7 +1,9 @@
 """Extension list only; metadata lives in pyproject.toml.
 
-Every ``src/dpbounds/**/_*.pyx`` becomes an extension module linked with all of
-``csrc/*.c`` (pure C99, no Python).  Set DPBOUNDS_DEBUG=1 to keep debug info.
+The C core (``csrc/*.c``, pure C99, no Python) is compiled ONCE into the static library
+``dpbcore`` and linked into the two extension modules: ``dpbounds._ufuncs`` (generated from
+``src/dpbounds/_ufunc_table.py`` by ``tools/gen_ufuncs.py``) and ``dpbounds._kernels``
+(hand-written, non-elementwise code).  Set DPBOUNDS_DEBUG=1 to keep debug info.
 """
 import glob
 import os
@@ -10,8 +12,8 @@ import sys
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = sorted(glob.glob("csrc/*.c"))
 CHEADERS = sorted(glob.glob("csrc/*.h"))
 
@@ -24,22 +26,39 @@ if sys.platform != "win32":
     if sys.platform.startswith("linux"):
         link_libs.append("dl")  # dlopen of libmvec (csrc/dpb_vecmath.c); part of libc on glibc >= 2.34
 
-extensions = []
-for pyx in sorted(glob.glob("src/dpbounds/**/_*.pyx", recursive=True)):
-    modname = os.path.splitext(os.path.relpath(pyx, "src"))[0].replace(os.sep, ".")
-    extensions.append(
-        Extension(
-            modname,
-            sources=[pyx] + CSRC,
-            depends=CHEADERS + sorted(glob.glob("src/dpbounds/**/*.pxd", recursive=True)),
-            include_dirs=["csrc", np.get_include()],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_22_API_VERSION")],
-            extra_compile_args=compile_args,
-            libraries=link_libs,
-        )
+DPBCORE = ("dpbcore", {"sources": CSRC, "include_dirs": ["csrc"], "cflags": compile_args, "obj_deps": {"": CHEADERS}})
+
+
+class BuildExtWithCore(build_ext):
+    """``build_ext`` that builds the static C core first (``build_ext --inplace`` alone would not)."""
+
+    def run(self):
+        self.run_command("build_clib")
+        clib = self.get_finalized_command("build_clib")
+        lib = os.path.join(clib.build_clib, clib.compiler.library_filename("dpbcore"))
+        for ext in self.extensions:  # relink when the core changes
+            ext.depends = list(ext.depends) + [lib]
+        super().run()
+
+
+extensions = [
+    Extension(
+        name,
+        sources=[pyx],
+        depends=CHEADERS + ["src/dpbounds/_core.pxd"],
+        include_dirs=["csrc", np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_22_API_VERSION")],
+        extra_compile_args=compile_args,
+        # dpbcore first so its references to libm resolve; build_ext appends it once more (harmless)
+        libraries=["dpbcore"] + link_libs,
     )
+    for name, pyx in (("dpbounds._ufuncs", "src/dpbounds/_ufuncs.pyx"),
+                      ("dpbounds._kernels", "src/dpbounds/_kernels.pyx"))
+]
 
 setup(
+    libraries=[DPBCORE],
+    cmdclass={"build_ext": BuildExtWithCore},
     ext_modules=cythonize(
         extensions,
         compiler_directives={
@@ -49,5 +68,5 @@ setup(
             "cdivision": True,
             "embedsignature": False,
         },
-    )
+    ),
 )

@@ -14,7 +14,7 @@ from scipy.integrate import IntegrationWarning, quad
 from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 
-from dpbounds import _tradeoff as uf
+from dpbounds import _ufuncs as uf
 
 N_FAST = 100_000
 N_LOOP = 300

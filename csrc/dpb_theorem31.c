@@ -156,13 +156,23 @@ int dpb_theorem31_status(double sigma, double rounds, double delta, int coeffici
 
 /* ---- two points at a time --------------------------------------------------- */
 
-/* Argument bits of the checked mode: 1 bad sigma, 2 bad rounds (not an integer >= 3). */
-static int arg_bits(double sigma, double rounds)
+/* The argument domain of the validated API: sigma finite > 0, rounds an integer >= 3. */
+static int bad_args(double sigma, double rounds)
 {
-    int bad = 0;
-    if (!isgreater(sigma, 0.0) || isinf(sigma)) bad |= 1;
-    if (!isgreaterequal(rounds, 3.0) || isinf(rounds) || rounds != floor(rounds)) bad |= 2;
-    return bad;
+    return !isgreater(sigma, 0.0) || isinf(sigma)
+        || !isgreaterequal(rounds, 3.0) || isinf(rounds) || rounds != floor(rounds);
+}
+
+int dpb_t31_checked(const dpb_t31_sigma *c, double rounds, double *out)
+{
+    int st;
+    if (bad_args(c->sigma, rounds)) {
+        *out = DPB_NAN;
+        return DPB_STATUS_BAD_INPUT;
+    }
+    st = dpb_t31_status(c, rounds, DPB_NAN, out);
+    if (st != 0) *out = DPB_NAN;
+    return st;
 }
 
 /* One point in any mode, the reference the paired path must reproduce bit for bit. */
@@ -170,25 +180,47 @@ static void eval_one(double sigma, double rounds, int kind, int mode, double *ou
 {
     dpb_t31_sigma c;
     double dmin;
+    int bits;
     if (mode == DPB_T31_MODE_DELTA_MIN) {
         *out = dpb_delta_min(sigma, rounds, kind);
         return;
     }
-    if (mode == DPB_T31_MODE_CHECKED) {
-        int bad = arg_bits(sigma, rounds);
-        if (bad) {
-            *out = DPB_NAN;
-            *st = (signed char)bad;
-            return;
-        }
-    }
-    if (dpb_t31_prepare_delta(sigma, kind, &c) != 0 || dpb_t31_status(&c, rounds, DPB_NAN, &dmin) != 0) {
+    if (mode == DPB_T31_MODE_CHECKED && bad_args(sigma, rounds)) {
         *out = DPB_NAN;
-        if (st) *st = 4;
+        *st = (signed char)DPB_STATUS_BAD_INPUT;
         return;
     }
-    *out = dmin;
-    if (st) *st = 0;
+    bits = dpb_t31_prepare_delta(sigma, kind, &c) != 0 ? DPB_STATUS_BAD_INPUT
+                                                        : dpb_t31_status(&c, rounds, DPB_NAN, &dmin);
+    *out = bits ? DPB_NAN : dmin;
+    if (st) *st = (signed char)bits;
+}
+
+double dpb_delta_bound(double sigma, double rounds, int coefficient)
+{
+    double out;
+    eval_one(sigma, rounds, coefficient, DPB_T31_MODE_BOUND, &out, NULL);
+    return out;
+}
+
+double dpb_delta_bound_checked(double sigma, double rounds, int coefficient, int *status)
+{
+    double out;
+    signed char st;
+    eval_one(sigma, rounds, coefficient, DPB_T31_MODE_CHECKED, &out, &st);
+    *status = st;
+    return out;
+}
+
+void dpb_delta_terms(double sigma, double rounds, int coefficient, double terms[6])
+{
+    dpb_t31_sigma c;
+    int k;
+    if (dpb_t31_prepare(sigma, coefficient, &c) != 0) {
+        for (k = 0; k < 6; k++) terms[k] = DPB_NAN;
+        return;
+    }
+    dpb_t31_terms(&c, rounds, terms);
 }
 
 /* Points the paired fast path handles: everything finite and ordinary. */
@@ -243,12 +275,12 @@ void dpb_t31_eval_n(const char *sig, ptrdiff_t ss, const char *rnd, ptrdiff_t sr
             continue;
         }
         {
-            int v0 = t31_status_given(&c0, DPB_NAN, d0, tm0, L0) == 0;
-            int v1 = t31_status_given(&c1, DPB_NAN, d1, tm1, L1) == 0;
-            *o0 = v0 ? d0 : DPB_NAN;
-            *o1 = v1 ? d1 : DPB_NAN;
-            if (t0) *t0 = v0 ? 0 : 4;
-            if (t1) *t1 = v1 ? 0 : 4;
+            int v0 = t31_status_given(&c0, DPB_NAN, d0, tm0, L0);
+            int v1 = t31_status_given(&c1, DPB_NAN, d1, tm1, L1);
+            *o0 = v0 ? DPB_NAN : d0;
+            *o1 = v1 ? DPB_NAN : d1;
+            if (t0) *t0 = (signed char)v0;
+            if (t1) *t1 = (signed char)v1;
         }
     }
     if (i < n)

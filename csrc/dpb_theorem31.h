@@ -23,16 +23,20 @@
 #ifndef DPB_THEOREM31_H
 #define DPB_THEOREM31_H
 
+#include <stddef.h>
+#include "dpb_status.h"
+
 enum { DPB_COEF_SIMPLIFIED = 0, DPB_COEF_EXACT = 1 };
 
-/* Status bits of dpb_theorem31_status (0 = Theorem 3.1 applies). */
+/* Status bits of dpb_theorem31_status (0 = Theorem 3.1 applies): the shared vocabulary of
+ * dpb_status.h, named for this family. */
 enum {
-    DPB_T31_VALID = 0,
-    DPB_T31_ROUNDS_BELOW_3 = 1,        /* M < 3 */
-    DPB_T31_SIGMA_BELOW_EDGE = 2,      /* sigma < sqrt(3/ln M) */
-    DPB_T31_CONDITION2 = 4,            /* B coef mu + delta > 1/2 - Phi(-kappa) */
-    DPB_T31_DELTA_BELOW_MIN = 8,       /* target delta < delta_min */
-    DPB_T31_BAD_INPUT = 16             /* NaN, inf, sigma <= 0, delta outside (0, 1) */
+    DPB_T31_VALID = DPB_STATUS_OK,
+    DPB_T31_BAD_INPUT = DPB_STATUS_BAD_INPUT,               /* NaN, inf, sigma <= 0, delta outside (0, 1) */
+    DPB_T31_ROUNDS_BELOW_3 = DPB_STATUS_ROUNDS_BELOW_3,     /* M < 3 */
+    DPB_T31_SIGMA_BELOW_EDGE = DPB_STATUS_SIGMA_BELOW_EDGE, /* sigma < sqrt(3/ln M) */
+    DPB_T31_CONDITION2 = DPB_STATUS_CONDITION2,             /* B coef mu + delta > 1/2 - Phi(-kappa) */
+    DPB_T31_DELTA_BELOW_MIN = DPB_STATUS_DELTA_BELOW_MIN    /* target delta < delta_min */
 };
 
 /* Everything that depends on sigma only; computing it once lets a search over M
@@ -66,15 +70,28 @@ int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *
  * point bit-identical to the one-point functions above.
  *   DPB_T31_MODE_DELTA_MIN  out = dpb_delta_min (NaN outside the domain)
  *   DPB_T31_MODE_BOUND      out = delta_min where Theorem 3.1 applies (at delta_min), NaN elsewhere;
- *                           st (int8, may be NULL) = 0 valid, 4 not valid
- *   DPB_T31_MODE_CHECKED    as BOUND, and st = 1 bad sigma / 2 rounds not an integer >= 3 */
+ *                           st (int8, may be NULL) = the DPB_STATUS_* bits of dpb_t31_status
+ *   DPB_T31_MODE_CHECKED    as BOUND, with the argument checks of the validated API:
+ *                           st = DPB_STATUS_BAD_INPUT where sigma is not finite > 0 or rounds
+ *                           is not an integer >= 3 */
 enum { DPB_T31_MODE_DELTA_MIN = 0, DPB_T31_MODE_BOUND = 1, DPB_T31_MODE_CHECKED = 2 };
 void dpb_t31_eval_n(const char *sigma, ptrdiff_t sigma_stride, const char *rounds, ptrdiff_t rounds_stride,
                     char *out, ptrdiff_t out_stride, char *status, ptrdiff_t status_stride,
                     ptrdiff_t n, int coefficient, int mode);
 
-/* Convenience scalar entry points (prepare + evaluate). */
+/* As DPB_T31_MODE_CHECKED for one point with sigma already prepared: returns the status bits
+ * and writes delta_min (status 0) or NaN to *out.  The scalar fast path of dpbounds.delta_bound. */
+int dpb_t31_checked(const dpb_t31_sigma *c, double rounds, double *out);
+
+/* Scalar entry points (prepare + evaluate), one per ufunc family; each is bit-identical to
+ * its ufunc's loop. */
 double dpb_delta_min(double sigma, double rounds, int coefficient);
+/* delta_min where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere. */
+double dpb_delta_bound(double sigma, double rounds, int coefficient);
+/* dpb_delta_bound with the argument checks of the validated API; *status as DPB_T31_MODE_CHECKED. */
+double dpb_delta_bound_checked(double sigma, double rounds, int coefficient, int *status);
+/* T1..T6 into terms[0..5] (NaN where sigma or M is outside the domain). */
+void dpb_delta_terms(double sigma, double rounds, int coefficient, double terms[6]);
 int dpb_theorem31_status(double sigma, double rounds, double delta, int coefficient);
 
 #endif /* DPB_THEOREM31_H */

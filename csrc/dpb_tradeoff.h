@@ -14,6 +14,8 @@
 #ifndef DPB_TRADEOFF_H
 #define DPB_TRADEOFF_H
 
+#include "dpb_status.h"
+
 /* dpb_gaussian_tradeoff -- G_mu(a) = Phi(Phi^{-1}(1 - a) - mu).
  * METHOD  x = -ndtri(a) (no cancellation for tiny a), then dpb_ndtr(x - mu).
  * ACCURACY  relative <= 2e-13 where G >= 1e-300 for a in [1e-300, 1 - 1e-16],
@@ -85,10 +87,10 @@ double dpb_tradeoff_clt_slope(double a, double sigma, double rounds);
 
 /* Reasons why dpb_tradeoff_edgeworth returns NaN (dpb_edgeworth_status). */
 enum {
-    DPB_EW_OK = 0,
-    DPB_EW_BAD_INPUT = 1,          /* NaN, a outside [0,1], sigma <= 0, M < 3 */
-    DPB_EW_NOT_MONOTONE_AT_0 = 2,  /* p_M'(0) <= 0 or p_{M-1}'(0) <= 0: no branch through 0 */
-    DPB_EW_OUT_OF_RANGE = 4        /* Phi^{-1}(1-a) outside p_M(monotone branch) */
+    DPB_EW_OK = DPB_STATUS_OK,
+    DPB_EW_BAD_INPUT = DPB_STATUS_BAD_INPUT,                /* NaN, a outside [0,1], sigma <= 0, M < 3 */
+    DPB_EW_NOT_MONOTONE_AT_0 = DPB_STATUS_NOT_MONOTONE_AT_0, /* p_M'(0) <= 0 or p_{M-1}'(0) <= 0: no branch through 0 */
+    DPB_EW_OUT_OF_RANGE = DPB_STATUS_OUT_OF_RANGE          /* Phi^{-1}(1-a) outside p_M(monotone branch) */
 };
 
 /* dpb_tradeoff_edgeworth -- Edgeworth-corrected integral of SPEC 9 (APPROXIMATION):

@@ -19,7 +19,7 @@ def test_gaussian_curve_conversions():
         assert c.delta(eps) == pytest.approx(T.gdp_delta(eps, 1.0), abs=1e-5)
         assert c.delta(eps) <= T.gdp_delta(eps, 1.0) + 1e-15
     assert c.epsilon(1e-3) == pytest.approx(T.gdp_epsilon(1e-3, 1.0), rel=2e-3)
-    assert c.max_gap() == pytest.approx(T.max_gap_gaussian(1.0), abs=1e-7)
+    assert c.max_gap() == pytest.approx(T.gaussian_max_gap(1.0), abs=1e-7)
     assert T.sep(c) == pytest.approx(T.sep_gaussian(1.0), abs=1e-7)
 
 

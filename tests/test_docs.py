@@ -5,7 +5,7 @@ import pathlib
 import pytest
 
 import dpbounds
-import dpbounds._theorem31
+import dpbounds._kernels
 import dpbounds.theorem31
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
@@ -18,7 +18,7 @@ def test_readme_examples():
     assert result.attempted >= 8 and result.failed == 0
 
 
-@pytest.mark.parametrize("mod", [dpbounds._theorem31, dpbounds.theorem31])
+@pytest.mark.parametrize("mod", [dpbounds._kernels, dpbounds.theorem31])
 def test_docstring_examples(mod):
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=FLAGS)

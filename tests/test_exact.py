@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpbounds import _ufuncs as U
-from dpbounds._exact import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1
-from dpbounds._tradeoff import gdp_delta as _gdp_delta_public, gdp_epsilon as _gdp_epsilon_public
+from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1
+from dpbounds._ufuncs import gdp_delta as _gdp_delta_public, gdp_epsilon as _gdp_epsilon_public
 from dpbounds.accountant import (
     RandomAllocationPLD,
     exact_max_gap,

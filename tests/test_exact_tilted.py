@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpbounds import accountant as A
-from dpbounds._exact import lognormal_cf_m1, lognormal_cf_m1_tilted, lognormal_cf_m1_tilted_grid
+from dpbounds._kernels import lognormal_cf_m1, lognormal_cf_m1_tilted, lognormal_cf_m1_tilted_grid
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
 from dpbounds.accountant import _select as S
 from dpbounds.accountant._law_tilted import TiltedLognormalSum
@@ -333,7 +333,7 @@ def law_05_1000():
 def test_tilted_trimmed_series_within_its_bound(law_05_1000):
     # point evaluations sum only n < n_keep: the terms left out, summed by numpy with exact phases,
     # stay within the certified e^{lam u} _trim_unit, and kept + left out = the full kernel sum
-    from dpbounds._exact import fourier_series_re
+    from dpbounds._kernels import fourier_series_re
     law = law_05_1000
     n_keep = law._ck[0].size + 1
     assert n_keep < 0.8 * law.n_eff and law._trim_unit > 0.0  # the trimming is active here

@@ -68,9 +68,9 @@ def test_delta_min_decreasing_in_sigma_below_one(s, m, k):
 @given(sigmas, rounds, kinds)
 def test_validity_is_monotone_in_rounds(s, m, k):
     # once Theorem 3.1 applies at M it applies at every larger M (what the M_exact search relies on)
-    if ufuncs.theorem31_status(s, m, np.nan, k) == 0:
-        assert ufuncs.theorem31_status(s, 2 * m, np.nan, k) == 0
-        assert ufuncs.theorem31_status(s, m + 1, np.nan, k) == 0
+    if (ufuncs.theorem31_status_exact if k else ufuncs.theorem31_status_simplified)(s, m, np.nan) == 0:
+        assert (ufuncs.theorem31_status_exact if k else ufuncs.theorem31_status_simplified)(s, 2 * m, np.nan) == 0
+        assert (ufuncs.theorem31_status_exact if k else ufuncs.theorem31_status_simplified)(s, m + 1, np.nan) == 0
 
 
 @given(st.floats(0.4, 5.0), st.floats(1e-6, 0.3), kinds, st.sampled_from(["delta_min", "target"]))
@@ -80,9 +80,9 @@ def test_rounds_required_minimal(s, d, k, mode):
     assume(np.isfinite(m))
     target = d if mode == "target" else np.nan
     f = ufuncs.delta_min_exact if k else ufuncs.delta_min_simplified
-    assert ufuncs.theorem31_status(s, m, target, k) == 0 and f(s, m) <= d
+    assert (ufuncs.theorem31_status_exact if k else ufuncs.theorem31_status_simplified)(s, m, target) == 0 and f(s, m) <= d
     if m > 3:
-        assert ufuncs.theorem31_status(s, m - 1, target, k) != 0 or f(s, m - 1) > d
+        assert (ufuncs.theorem31_status_exact if k else ufuncs.theorem31_status_simplified)(s, m - 1, target) != 0 or f(s, m - 1) > d
 
 
 @given(st.floats(0.4, 5.0), st.floats(1e-6, 0.3), st.floats(1e-6, 0.3))

@@ -6,13 +6,14 @@ import math
 import numpy as np
 import pytest
 
+from dpbounds import _ufuncs
 import dpbounds.rdp as R
 
 
 def _brute(acc, delta, lo=1.0001, hi=2000.0, n=2001):
     a = np.geomspace(lo, hi, n)
     a = np.concatenate([a, np.arange(2.0, 301.0)])
-    f = R._rdp.eps_objective_improved if acc.conversion == "improved" else R._rdp.eps_objective_classic
+    f = _ufuncs.rdp_eps_objective_improved if acc.conversion == "improved" else _ufuncs.rdp_eps_objective_classic
     return float(np.nanmin(f(a, acc.rdp(a), delta)))
 
 

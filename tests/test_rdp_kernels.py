@@ -13,7 +13,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpbounds.rdp import _rdp
+from dpbounds import _ufuncs
+from dpbounds import _kernels
 
 # ---------------------------------------------------------------- oracles
 
@@ -110,7 +111,7 @@ def test_laplace_vs_mpmath(a):
     # 1e-14: the series branch (a/b < 0.5) and the log1p branch are both cancellation-free.
     mp.mp.dps = 40
     for b in [1e-3, 0.1, 0.5, 2.0, 37.0, 1e3, 1e6]:
-        assert rel(_rdp.laplace(a, b), o_laplace(a, b)) < 1e-14, (a, b)
+        assert rel(_ufuncs.rdp_laplace(a, b), o_laplace(a, b)) < 1e-14, (a, b)
 
 
 @pytest.mark.parametrize("a", ALPHAS)
@@ -118,16 +119,16 @@ def test_randomized_response_vs_mpmath(a):
     # 1e-14: the sinh-product identity removes the cancellation near p = 1/2.
     mp.mp.dps = 60
     for p in [1e-6, 0.1, 0.4, 0.5 + 1e-7, 0.6, 0.9, 1 - 1e-6]:
-        assert rel(_rdp.randomized_response(a, p), o_rr(a, p)) < 1e-14, (a, p)
+        assert rel(_ufuncs.rdp_randomized_response(a, p), o_rr(a, p)) < 1e-14, (a, p)
 
 
 def test_base_edges():
-    assert _rdp.gaussian(np.inf, 1.0) == np.inf
-    assert _rdp.gaussian(3.0, 2.0) == 3.0 / 8.0
-    assert _rdp.laplace(np.inf, 2.0) == 0.5
-    assert _rdp.randomized_response(np.inf, 0.9) == pytest.approx(math.log(9.0), rel=1e-15)
-    assert _rdp.randomized_response(5.0, 0.5) == 0.0
-    for f, bad in [(_rdp.gaussian, 0.0), (_rdp.laplace, -1.0), (_rdp.randomized_response, 1.0)]:
+    assert _ufuncs.rdp_gaussian(np.inf, 1.0) == np.inf
+    assert _ufuncs.rdp_gaussian(3.0, 2.0) == 3.0 / 8.0
+    assert _ufuncs.rdp_laplace(np.inf, 2.0) == 0.5
+    assert _ufuncs.rdp_randomized_response(np.inf, 0.9) == pytest.approx(math.log(9.0), rel=1e-15)
+    assert _ufuncs.rdp_randomized_response(5.0, 0.5) == 0.0
+    for f, bad in [(_ufuncs.rdp_gaussian, 0.0), (_ufuncs.rdp_laplace, -1.0), (_ufuncs.rdp_randomized_response, 1.0)]:
         assert np.isnan(f(2.0, bad))
         assert np.isnan(f(0.5, 0.7))       # alpha < 1 is outside the domain
 
@@ -145,9 +146,9 @@ def test_wor_gaussian_vs_mpmath(sigma, g):
     mp.mp.dps = 60 if sigma < 10 else 330   # D^256 at sigma = 50 ~ 1e-180 from terms ~ 1e77
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     orders = np.array(ORDERS, float)
-    t9 = _rdp.wor_gaussian(orders, sigma, g, 0)
-    t27 = _rdp.wor_gaussian(orders, sigma, g, 1)
-    lo = _rdp.wor_gaussian(orders, sigma, g, 2)
+    t9 = _kernels.wor_gaussian(orders, sigma, g, 0)
+    t27 = _kernels.wor_gaussian(orders, sigma, g, 1)
+    lo = _kernels.wor_gaussian(orders, sigma, g, 2)
     for k, a in enumerate(ORDERS):
         assert rel(t9[k], o_wor_upper(a, g, eps, mp.inf, False)) < 1e-12, ("thm9", a)
         assert rel(t27[k], o_wor_upper(a, g, eps, mp.inf, True)) < 1e-12, ("thm27", a)
@@ -156,26 +157,26 @@ def test_wor_gaussian_vs_mpmath(sigma, g):
 
 def test_wor_spec_numbers():
     # SPEC B.3/B.4 quoted values (independent mpmath runs of the reference).
-    assert _rdp.wor_gaussian(256.0, 50.0, 0.01, 1) == pytest.approx(2.1043e-5, rel=1e-4)
-    assert _rdp.wor_gaussian(256.0, 50.0, 0.01, 0) == pytest.approx(1.0038e-2, rel=1e-4)
-    assert _rdp.wor_gaussian(4.0, 100.0, 0.01, 0) == pytest.approx(2.754e-6, rel=1e-3)
-    assert _rdp.wor_gaussian(4.0, 100.0, 0.01, 1) == pytest.approx(8.001e-8, rel=1e-3)
-    assert _rdp.wor_gaussian(256.0, 5.0, 0.001, 1) == pytest.approx(2.1539e-5, rel=1e-4)
-    assert _rdp.wor_gaussian(32.0, 5.0, 0.01, 1) == pytest.approx(2.70466e-4, rel=1e-5)
-    assert _rdp.wor_gaussian(32.0, 5.0, 0.01, 0) == pytest.approx(6.46999e-4, rel=1e-5)
-    assert _rdp.wor_gaussian(32.0, 5.0, 0.01, 2) == pytest.approx(6.61125e-5, rel=1e-5)
+    assert _kernels.wor_gaussian(256.0, 50.0, 0.01, 1) == pytest.approx(2.1043e-5, rel=1e-4)
+    assert _kernels.wor_gaussian(256.0, 50.0, 0.01, 0) == pytest.approx(1.0038e-2, rel=1e-4)
+    assert _kernels.wor_gaussian(4.0, 100.0, 0.01, 0) == pytest.approx(2.754e-6, rel=1e-3)
+    assert _kernels.wor_gaussian(4.0, 100.0, 0.01, 1) == pytest.approx(8.001e-8, rel=1e-3)
+    assert _kernels.wor_gaussian(256.0, 5.0, 0.001, 1) == pytest.approx(2.1539e-5, rel=1e-4)
+    assert _kernels.wor_gaussian(32.0, 5.0, 0.01, 1) == pytest.approx(2.70466e-4, rel=1e-5)
+    assert _kernels.wor_gaussian(32.0, 5.0, 0.01, 0) == pytest.approx(6.46999e-4, rel=1e-5)
+    assert _kernels.wor_gaussian(32.0, 5.0, 0.01, 2) == pytest.approx(6.61125e-5, rel=1e-5)
 
 
 def test_wor_table_general_mechanisms_vs_mpmath():
     # Theorem 9 for Laplace and randomized response (finite eps_inf: the (e^{eps_inf}-1)^j factors).
     mp.mp.dps = 50
-    for name, f, o, par, einf in [("lap", _rdp.laplace, o_laplace, 0.5, 2.0), ("lap", _rdp.laplace, o_laplace, 2.0, 0.5),
-                                  ("rr", _rdp.randomized_response, o_rr, 0.9, math.log(9)),
-                                  ("rr", _rdp.randomized_response, o_rr, 0.6, math.log(1.5))]:
+    for name, f, o, par, einf in [("lap", _ufuncs.rdp_laplace, o_laplace, 0.5, 2.0), ("lap", _ufuncs.rdp_laplace, o_laplace, 2.0, 0.5),
+                                  ("rr", _ufuncs.rdp_randomized_response, o_rr, 0.9, math.log(9)),
+                                  ("rr", _ufuncs.rdp_randomized_response, o_rr, 0.6, math.log(1.5))]:
         table = np.zeros(70)
         table[2:] = f(np.arange(2, 70.0), par)
         for g in [1e-3, 0.1]:
-            cur = _rdp.wor_table(table, einf, g, 0)
+            cur = _kernels.wor_table(table, einf, g, 0)
             eps = lambda j, o=o, par=par: o(j, par)  # noqa: E731
             einf_mp = o(mp.inf, par) if False else (1 / mp.mpf(par) if name == "lap" else abs(mp.log(mp.mpf(par) / (1 - mp.mpf(par)))))
             for a in [2, 3, 5, 20, 69]:
@@ -187,7 +188,7 @@ def test_wor_generic_improved_is_valid_upper():
     mp.mp.dps = 400
     for sigma in [1.0, 5.0, 30.0]:
         logs = np.array([0.0, 0.0] + [j * (j - 1) / (2 * sigma ** 2) for j in range(2, 80)])
-        ld = _rdp.pv_logd(logs)
+        ld = _kernels.pv_logd(logs)
         for l in range(2, 80, 2):
             exact = mp.fsum((-1) ** (l - i) * mp.binomial(l, i) * (mp.exp(mp.mpf(i * (i - 1)) / (2 * mp.mpf(sigma) ** 2)))
                             for i in range(l + 1))
@@ -201,28 +202,28 @@ def test_wor_generic_improved_is_valid_upper():
 def test_wor_fractional_interpolation():
     sigma, g = 5.0, 0.01
     a = np.array([2.0, 2.25, 2.5, 3.0])
-    v = _rdp.wor_gaussian(a, sigma, g, 1)
+    v = _kernels.wor_gaussian(a, sigma, g, 1)
     K = lambda x, e: (x - 1) * e  # noqa: E731
     assert K(2.25, v[1]) == pytest.approx(0.75 * K(2, v[0]) + 0.25 * K(3, v[3]), rel=1e-14)
-    assert _rdp.wor_gaussian(1.3, sigma, g, 0) == _rdp.wor_gaussian(2.0, sigma, g, 0)
+    assert _kernels.wor_gaussian(1.3, sigma, g, 0) == _kernels.wor_gaussian(2.0, sigma, g, 0)
     # lower bound at fractional orders is the exact pair divergence = Poisson exact value
-    assert _rdp.wor_gaussian(2.5, sigma, g, 2) == _rdp.poisson_gaussian_exact(2.5, sigma, g)
+    assert _kernels.wor_gaussian(2.5, sigma, g, 2) == _ufuncs.rdp_poisson_gaussian_exact(2.5, sigma, g)
 
 
 def test_wor_edges():
-    assert _rdp.wor_gaussian(5.0, 2.0, 0.0, 0) == 0.0
-    assert _rdp.wor_gaussian(5.0, 2.0, 1.0, 1) == 5.0 / 8.0
-    assert _rdp.wor_gaussian(np.inf, 2.0, 0.1, 1) == np.inf
-    assert np.isnan(_rdp.wor_gaussian(5.0, 2.0, 1.5, 0))
-    assert np.isnan(_rdp.wor_gaussian(5.0, 2.0, 0.1, 7))
-    assert np.isnan(_rdp.wor_gaussian(2e6, 2.0, 0.1, 0))
+    assert _kernels.wor_gaussian(5.0, 2.0, 0.0, 0) == 0.0
+    assert _kernels.wor_gaussian(5.0, 2.0, 1.0, 1) == 5.0 / 8.0
+    assert _kernels.wor_gaussian(np.inf, 2.0, 0.1, 1) == np.inf
+    assert np.isnan(_kernels.wor_gaussian(5.0, 2.0, 1.5, 0))
+    assert np.isnan(_kernels.wor_gaussian(5.0, 2.0, 0.1, 7))
+    assert np.isnan(_kernels.wor_gaussian(2e6, 2.0, 0.1, 0))
 
 
 def test_wor_large_alpha_no_overflow():
     # alpha up to 1e4: finite, monotone, and below the base curve.
     a = np.array([1e3, 5e3, 1e4])
     for b in (0, 1, 2):
-        v = _rdp.wor_gaussian(a, 1.0, 0.01, b)
+        v = _kernels.wor_gaussian(a, 1.0, 0.01, b)
         assert np.all(np.isfinite(v)) and np.all(np.diff(v) > 0) and np.all(v <= a / 2)
 
 
@@ -234,7 +235,7 @@ def test_poisson_integer_vs_mpmath(sigma, q):
     mp.mp.dps = 50
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     for a in [2, 3, 8, 32, 256]:
-        assert rel(_rdp.poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps)) < 1e-13
+        assert rel(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps)) < 1e-13
 
 
 @pytest.mark.parametrize("sigma,q", [(0.5, 1e-9), (1.0, 1e-4), (1.0, 0.01), (5.0, 0.3), (30.0, 0.9)])
@@ -242,7 +243,7 @@ def test_poisson_fractional_exact_vs_quadrature(sigma, q):
     # trapezoid in log space vs mpmath tanh-sinh on the same integrand: 1e-12.
     mp.mp.dps = 30
     for a in [1.0, 1.5, 2.5, 7.25, 20.5]:
-        assert rel(_rdp.poisson_gaussian_exact(a, sigma, q), o_poisson(a, sigma, q)) < 1e-12, a
+        assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_poisson(a, sigma, q)) < 1e-12, a
 
 
 @pytest.mark.parametrize("sigma,q,a", [(1.0, 0.01, 1.5), (0.7, 0.05, 1.5), (2.0, 0.05, 7.25), (5.0, 0.001, 2.5), (1.0, 1e-6, 10.5)])
@@ -250,37 +251,37 @@ def test_poisson_compat_and_signed_series(sigma, q, a):
     # compat = |C| series (1e-10: the polynomial tail is cut at e^-40 relative);
     # exact = signed series (1e-13).  Finding of SPEC B.6 reproduced: compat > exact.
     mp.mp.dps = 30
-    assert rel(_rdp.poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)) < 1e-10
-    assert rel(_rdp.poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
-    assert _rdp.poisson_gaussian_compat(a, sigma, q) >= _rdp.poisson_gaussian_exact(a, sigma, q)
+    assert rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)) < 1e-10
+    assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
+    assert _ufuncs.rdp_poisson_gaussian_compat(a, sigma, q) >= _ufuncs.rdp_poisson_gaussian_exact(a, sigma, q)
 
 
 def test_poisson_spec_finding_magnitudes():
     # SPEC B.6: |C| series is +4.0% at a=1.5 and +0.09% at a=2.5 (sigma=1, q=0.01)
-    r15 = _rdp.poisson_gaussian_compat(1.5, 1.0, 0.01) / _rdp.poisson_gaussian_exact(1.5, 1.0, 0.01) - 1
-    r25 = _rdp.poisson_gaussian_compat(2.5, 1.0, 0.01) / _rdp.poisson_gaussian_exact(2.5, 1.0, 0.01) - 1
+    r15 = _ufuncs.rdp_poisson_gaussian_compat(1.5, 1.0, 0.01) / _ufuncs.rdp_poisson_gaussian_exact(1.5, 1.0, 0.01) - 1
+    r25 = _ufuncs.rdp_poisson_gaussian_compat(2.5, 1.0, 0.01) / _ufuncs.rdp_poisson_gaussian_exact(2.5, 1.0, 0.01) - 1
     assert r15 == pytest.approx(0.040, abs=0.001)
     assert r25 == pytest.approx(0.0009, abs=0.0001)
 
 
 def test_poisson_edges():
-    assert _rdp.poisson_gaussian_exact(3.0, 1.0, 0.0) == 0.0
-    assert _rdp.poisson_gaussian_exact(3.0, 2.0, 1.0) == 3.0 / 8.0
-    assert _rdp.poisson_gaussian_compat(np.inf, 2.0, 0.1) == np.inf
-    assert np.isnan(_rdp.poisson_gaussian_exact(3.0, 2.0, -0.1))
-    assert np.isnan(_rdp.poisson_gaussian_exact(0.9, 2.0, 0.1))
-    assert _rdp.poisson_negseries_log(3.0, 1.0, 0.1) == -np.inf
+    assert _ufuncs.rdp_poisson_gaussian_exact(3.0, 1.0, 0.0) == 0.0
+    assert _ufuncs.rdp_poisson_gaussian_exact(3.0, 2.0, 1.0) == 3.0 / 8.0
+    assert _ufuncs.rdp_poisson_gaussian_compat(np.inf, 2.0, 0.1) == np.inf
+    assert np.isnan(_ufuncs.rdp_poisson_gaussian_exact(3.0, 2.0, -0.1))
+    assert np.isnan(_ufuncs.rdp_poisson_gaussian_exact(0.9, 2.0, 0.1))
+    assert _ufuncs.rdp_poisson_negseries_log(3.0, 1.0, 0.1) == -np.inf
 
 
 # ---------------------------------------------------------------- NaN sweep
 
-UFUNCS = [f for f in vars(_rdp).values() if isinstance(f, np.ufunc)]
+UFUNCS = [f for n, f in vars(_ufuncs).items() if isinstance(f, np.ufunc) and n.startswith("rdp_")]
 
 
 @pytest.mark.parametrize("uf", UFUNCS, ids=lambda u: u.__name__)
 def test_nan_sweep(uf):
     good = {1: [2.5], 2: [2.5, 1.5], 3: [2.5, 1.5, 0.01]}[uf.nin]
-    if uf.__name__.startswith(("eps_objective", "logdelta")):
+    if uf.__name__.startswith(("rdp_eps_objective", "rdp_logdelta")):
         good = [2.5, 0.1, 0.01]
     for k in range(uf.nin):
         args = list(good)
@@ -295,7 +296,7 @@ def test_nan_sweep_wor():
         for k in range(3):
             args = [3.0, 2.0, 0.1]
             args[k] = np.nan
-            assert np.isnan(_rdp.wor_gaussian(*args, b))
+            assert np.isnan(_kernels.wor_gaussian(*args, b))
 
 
 # ---------------------------------------------------------------- no FP flags at extreme arguments
@@ -306,30 +307,30 @@ def test_extreme_arguments_raise_no_fp_warning():
     A = [1.0, 1 + 1e-15, 1.5, 2.0, 3.0, 1e4, 1e6, 1e300, np.inf]
     P = [1e-300, 1e-9, 0.3, 0.5, 0.999999, 1.0, 7.0, 1e5, 1e300, np.inf]
     a, p = (np.array(v) for v in zip(*itertools.product(A, P)))
-    for f in (_rdp.gaussian, _rdp.laplace, _rdp.randomized_response):
+    for f in (_ufuncs.rdp_gaussian, _ufuncs.rdp_laplace, _ufuncs.rdp_randomized_response):
         v = f(a, p)
         assert not np.any(v < 0)
     a, s, q = (np.array(v) for v in zip(*itertools.product([1.0, 1.5, 2.0, 7.5, 100.0, 1e4, np.inf],
                                                            [0.05, 0.3, 7.0, 1e5, 1e300],
                                                            [0.0, 1e-300, 1e-9, 0.5, 1 - 1e-16, 1.0])))
-    for f in (_rdp.poisson_gaussian_exact, _rdp.poisson_gaussian_compat):
+    for f in (_ufuncs.rdp_poisson_gaussian_exact, _ufuncs.rdp_poisson_gaussian_compat):
         v = f(a, s, q)
         assert np.all(v >= 0)
     a, r, d = (np.array(v) for v in zip(*itertools.product(A, [0.0, 1e-300, 1e-5, 1.0, 1e300, np.inf],
                                                            [1e-300, 1e-10, 0.5, 1 - 1e-16, 0.0, 10.0, np.inf])))
-    for f in (_rdp.eps_objective_classic, _rdp.eps_objective_improved,
-              _rdp.logdelta_objective_classic, _rdp.logdelta_objective_improved):
+    for f in (_ufuncs.rdp_eps_objective_classic, _ufuncs.rdp_eps_objective_improved,
+              _ufuncs.rdp_logdelta_objective_classic, _ufuncs.rdp_logdelta_objective_improved):
         f(a, r, d)
 
 
 def test_poisson_exact_continuous_at_alpha_one():
     # regression: near-integer and near-1 orders (no cancellation as a -> 1, no lgamma pole)
-    kl = _rdp.poisson_gaussian_exact(1.0, 1.0, 0.25)
+    kl = _ufuncs.rdp_poisson_gaussian_exact(1.0, 1.0, 0.25)
     for a in (1 + 2.2e-16, 1 + 1e-12, 1 + 1e-8):
-        assert _rdp.poisson_gaussian_exact(a, 1.0, 0.25) == pytest.approx(kl, rel=1e-6)
+        assert _ufuncs.rdp_poisson_gaussian_exact(a, 1.0, 0.25) == pytest.approx(kl, rel=1e-6)
     for a in (2 + 1e-15, 3 - 1e-15, 1 + 2.2e-16):
-        assert np.isfinite(_rdp.poisson_gaussian_compat(a, 1.0, 0.5))
-    assert _rdp.poisson_gaussian_exact(3 - 1e-15, 1.0, 0.25) == pytest.approx(_rdp.poisson_gaussian_exact(3.0, 1.0, 0.25), rel=1e-12)
+        assert np.isfinite(_ufuncs.rdp_poisson_gaussian_compat(a, 1.0, 0.5))
+    assert _ufuncs.rdp_poisson_gaussian_exact(3 - 1e-15, 1.0, 0.25) == pytest.approx(_ufuncs.rdp_poisson_gaussian_exact(3.0, 1.0, 0.25), rel=1e-12)
 
 
 @pytest.mark.slow
@@ -341,6 +342,48 @@ def test_wor_large_alpha_vs_mpmath(sigma, g):
     mp.mp.dps = 40
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     for a in (500, 1000):
-        assert rel(_rdp.wor_gaussian(float(a), sigma, g, 0), o_wor_upper(a, g, eps, mp.inf, False)) < 5e-12
-        assert rel(_rdp.wor_gaussian(float(a), sigma, g, 2), o_wor_lower(a, g, eps)) < 5e-12
-        assert rel(_rdp.poisson_gaussian_exact(float(a), sigma, g), o_wor_lower(a, g, eps)) < 5e-12
+        assert rel(_kernels.wor_gaussian(float(a), sigma, g, 0), o_wor_upper(a, g, eps, mp.inf, False)) < 5e-12
+        assert rel(_kernels.wor_gaussian(float(a), sigma, g, 2), o_wor_lower(a, g, eps)) < 5e-12
+        assert rel(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, g), o_wor_lower(a, g, eps)) < 5e-12
+
+
+# ---------------------------------------------------------------- conversion objectives
+def _objectives_mp(a, rdp, x, improved):
+    """mpmath (50 digits) eps(delta) and log delta(eps) at one order, and the size of their largest term."""
+    with mp.workdps(50):
+        a, rdp, x = mp.mpf(a), mp.mpf(rdp), mp.mpf(x)
+        ld = mp.log(x)
+        if improved:
+            eps = rdp + mp.log1p(-1 / a) - (ld + mp.log(a)) / (a - 1)
+            scale_e = max(abs(rdp), abs(mp.log1p(-1 / a)), abs((ld + mp.log(a)) / (a - 1)))
+            logd = (a - 1) * (rdp - x + mp.log1p(-1 / a)) - mp.log(a)
+            scale_d = max(abs((a - 1) * rdp), abs((a - 1) * x), abs((a - 1) * mp.log1p(-1 / a)), abs(mp.log(a)))
+            tv = mp.log(-mp.expm1(-rdp)) / 2
+            if improved and x ** 2 >= -mp.expm1(-rdp):
+                eps = mp.mpf(0)
+            logd = min(logd, tv)
+        else:
+            eps = rdp - ld / (a - 1)
+            scale_e = max(abs(rdp), abs(ld / (a - 1)))
+            logd = (a - 1) * (rdp - x)
+            scale_d = max(abs((a - 1) * rdp), abs((a - 1) * x))
+        return float(max(eps, 0)), float(scale_e), float(min(logd, 0)), float(scale_d)
+
+
+def test_conversion_objectives_vs_mpmath():
+    # The objectives are a few correctly rounded operations: each is within 4 ulp of its largest
+    # term (relative where the terms do not cancel), as dpb_rdp_convert.h states.
+    u = 2.0 ** -52
+    checked = 0
+    for a in (1.01, 1.5, 2.0, 8.0, 64.0, 1e3, 1e4):
+        for rdp in (1e-6, 1e-3, 0.1, 1.0, 30.0, 1e3):
+            for x in (1e-300, 1e-12, 1e-5, 0.1, 0.5):      # delta for eps(.), eps for log delta(.)
+                for improved in (False, True):
+                    e_ref, e_scale, d_ref, d_scale = _objectives_mp(a, rdp, x, improved)
+                    conv = "improved" if improved else "classic"
+                    e = getattr(_ufuncs, f"rdp_eps_objective_{conv}")(a, rdp, x)
+                    d = getattr(_ufuncs, f"rdp_logdelta_objective_{conv}")(a, rdp, x)
+                    assert abs(e - e_ref) <= 4 * u * e_scale, (a, rdp, x, conv, e, e_ref)
+                    assert abs(d - d_ref) <= 4 * u * max(d_scale, 1e-300), (a, rdp, x, conv, d, d_ref)
+                    checked += 1
+    assert checked == 7 * 6 * 5 * 2

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import dpbounds.rdp as R
-from dpbounds.rdp import _rdp
+from dpbounds import _ufuncs
+from dpbounds import _kernels
 
 pytestmark = pytest.mark.peers
 

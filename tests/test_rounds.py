@@ -82,11 +82,11 @@ def test_rounds_required_is_minimal(rng, coefficient, mode):
             continue
         tested += 1
         # exactly minimal w.r.t. our own delta_min ...
-        st = ufuncs.theorem31_status(si, mi, di if mode == "target" else np.nan, kind)
+        st = getattr(ufuncs, f"theorem31_status_{coefficient}")(si, mi, di if mode == "target" else np.nan)
         assert st == 0 and ufuncs.delta_min_exact(si, mi) <= di if kind else ufuncs.delta_min_simplified(si, mi) <= di
         prev = mi - 1
         if prev >= 3:
-            st_prev = ufuncs.theorem31_status(si, prev, di if mode == "target" else np.nan, kind)
+            st_prev = getattr(ufuncs, f"theorem31_status_{coefficient}")(si, prev, di if mode == "target" else np.nan)
             dprev = (ufuncs.delta_min_exact if kind else ufuncs.delta_min_simplified)(si, prev)
             assert st_prev != 0 or dprev > di
         # ... and w.r.t. the mpmath oracle (skip exact ties at 1e-12)
@@ -104,7 +104,7 @@ def test_rounds_required_is_minimal(rng, coefficient, mode):
     (0.45, 1e-4, None),  # M ~ 2.5e14
 ])
 def test_rounds_required_large_m(sigma, delta, expect):
-    m = dpbounds.rounds_required(sigma, delta)
+    m = dpbounds.rounds_required(sigma, delta, coefficient="simplified")  # the paper's reading
     assert m >= 1e10
     if expect is not None:
         assert m == expect
@@ -113,16 +113,16 @@ def test_rounds_required_large_m(sigma, delta, expect):
 
 
 def test_section_5_claims():
-    # delta = 1e-4, sigma = 1 -> M ~ 1.14e10 (via (4)); E = 4, delta <= 1/400 -> M ~ 1.82e7
-    assert sig3(dpbounds.rounds_closed_form(1.0, 1e-4)) == 1.14e10
-    assert sig3(dpbounds.rounds_closed_form(1.0, 1 / 400)) == 1.82e7
-    assert sig3(dpbounds.rounds_required(1.0, 1 / 400)) == 1.82e7
+    # the paper's section 5 (coefficient as stated): delta = 1e-4, sigma = 1 -> M ~ 1.14e10 (via (4)); E = 4, delta <= 1/400 -> M ~ 1.82e7
+    assert sig3(dpbounds.rounds_closed_form(1.0, 1e-4, "simplified")) == 1.14e10
+    assert sig3(dpbounds.rounds_closed_form(1.0, 1 / 400, "simplified")) == 1.82e7
+    assert sig3(dpbounds.rounds_required(1.0, 1 / 400, "simplified")) == 1.82e7
     # rule of thumb M ~ 114/delta^2 at sigma = 1
     for d in (1e-2, 1e-4):
-        assert round(dpbounds.rounds_closed_form(1.0, d) * d**2) == 114
+        assert round(dpbounds.rounds_closed_form(1.0, d, "simplified") * d**2) == 114
     # sqrt(E) scaling: delta = delta_tgt/sqrt(E) gives M ~ 1.14e6 E
     for e in (4, 9, 100):
-        assert dpbounds.rounds_closed_form(1.0, 0.01 / np.sqrt(e)) / (1.14e6 * e) == pytest.approx(1, abs=0.005)
+        assert dpbounds.rounds_closed_form(1.0, 0.01 / np.sqrt(e), "simplified") / (1.14e6 * e) == pytest.approx(1, abs=0.005)
 
 
 def test_section_31_ratio_ranges():

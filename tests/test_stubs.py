@@ -1,11 +1,15 @@
-"""The .pyi stubs list exactly what the compiled modules export."""
+"""The type stubs list exactly what the compiled modules export, and mypy's stubtest agrees."""
 import ast
+import importlib
 import pathlib
+import shutil
+import subprocess
+import sys
 
 import numpy as np
+import pytest
 
-import dpbounds._theorem31 as t31
-import dpbounds._ufuncs as uf
+COMPILED = ["dpbounds._ufuncs", "dpbounds._kernels"]
 
 
 def _stub_names(mod):
@@ -20,11 +24,38 @@ def _stub_names(mod):
     return names
 
 
-def test_ufunc_stub_matches_module():
-    public = {n for n in dir(uf) if isinstance(getattr(uf, n), np.ufunc)}
-    assert _stub_names(uf) == public
+def _exports(mod):
+    out = set()
+    for n in dir(mod):
+        v = getattr(mod, n)
+        if n.startswith("__") or isinstance(v, type(np)):
+            continue
+        if isinstance(v, np.ufunc) or callable(v) and getattr(v, "__module__", None) == mod.__name__:
+            out.add(n)
+        elif isinstance(v, (float, int, tuple)) and n.isupper() and not n.startswith("_"):
+            out.add(n)
+    return out
 
 
-def test_theorem31_stub_matches_module():
-    public = {n for n in dir(t31) if not n.startswith("_") and callable(getattr(t31, n)) and getattr(t31, n).__module__ == t31.__name__}
-    assert _stub_names(t31) == public
+@pytest.mark.parametrize("modname", COMPILED)
+def test_stub_matches_module(modname):
+    mod = importlib.import_module(modname)
+    assert _stub_names(mod) == _exports(mod)
+
+
+def test_every_compiled_module_has_a_stub():
+    import dpbounds
+    root = pathlib.Path(dpbounds.__file__).parent
+    compiled = {p.name.split(".")[0] for p in root.rglob("*.so")} | {p.name.split(".")[0] for p in root.rglob("*.pyd")}
+    assert compiled == {m.rsplit(".", 1)[1] for m in COMPILED}
+    for name in compiled:
+        assert (root / f"{name}.pyi").exists()
+
+
+@pytest.mark.slow
+def test_mypy_stubtest_clean():
+    pytest.importorskip("mypy")
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "dpbounds", "--concise",
+                        "--allowlist", str(pathlib.Path(__file__).with_name("stubtest_allowlist.txt"))],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]

@@ -6,6 +6,8 @@ import dpbounds
 import oracle
 from dpbounds import ufuncs
 
+CONDITION2 = dict((n, b) for n, b, _ in ufuncs.STATUS_BITS)["CONDITION2"]
+
 RTOL = 1e-14  # stated in csrc/dpb_theorem31.h and delta_bound's docstring
 
 
@@ -37,7 +39,7 @@ def test_table1_term_sizes():
     # SPEC A.5: term sizes at the Table-1 solution sigma=1 simplified, M=1 140 369
     # (printed there with 3 digits for T1-T3, T6 and 2 digits for T4, T5)
     digits = [3, 3, 3, 2, 2, 3]
-    t = dpbounds.delta_bound_terms(1.0, 1140369)
+    t = dpbounds.delta_bound_terms(1.0, 1140369, "simplified")
     assert [float(f"{x:.{d - 1}e}") for x, d in zip(t, digits)] == [9.51e-3, 4.90e-4, 1.12e-6, 1.1e-10, 1.7e-14, 2.19e-7]
     t = dpbounds.delta_bound_terms(2.0, 59097, "exact")
     assert [float(f"{x:.{d - 1}e}") for x, d in zip(t, digits)] == [9.12e-3, 8.75e-4, 4.44e-6, 6.4e-10, 1.7e-13, 5.49e-6]
@@ -71,8 +73,8 @@ def test_validity_implies_sigma_edge(rng):
     s = 10 ** rng.uniform(np.log10(0.3), 1, 3000)
     m = np.floor(10 ** rng.uniform(0.5, 12, 3000))
     for kind in (0, 1):
-        st = ufuncs.theorem31_status(s, m, np.nan, kind)
-        cond2_ok = (st & 4) == 0
+        st = (ufuncs.theorem31_status_exact if kind else ufuncs.theorem31_status_simplified)(s, m, np.nan)
+        cond2_ok = (st & CONDITION2) == 0
         assert np.all(s[cond2_ok] ** 2 * np.log(m[cond2_ok]) >= 3)
 
 
@@ -81,12 +83,13 @@ def test_delta_bound_nan_where_invalid_never_silent():
     assert np.isnan(dpbounds.delta_bound(0.5, 100))
     with pytest.raises(ValueError, match="does not apply"):
         dpbounds.delta_bound(0.5, 100, on_invalid="raise")
-    out = dpbounds.delta_bound([0.5, 1.0], [100, 1140369])
+    out = dpbounds.delta_bound([0.5, 1.0], [100, 1140369], "simplified")
     assert np.isnan(out[0]) and out[1] == pytest.approx(0.01, rel=1e-6, abs=0)
     with pytest.raises(ValueError, match="1 of 2"):
         dpbounds.delta_bound([0.5, 1.0], [100, 1140369], on_invalid="raise")
-    # the raw ufunc agrees with the validated function where valid
-    assert ufuncs.delta_bound_simplified(1.0, 1140369.0) == dpbounds.delta_bound(1.0, 1140369)
+    # the raw ufuncs agree with the validated function where valid (exact is the default)
+    assert ufuncs.delta_bound_simplified(1.0, 1140369.0) == dpbounds.delta_bound(1.0, 1140369, "simplified")
+    assert ufuncs.delta_bound_exact(1.0, 1140369.0) == dpbounds.delta_bound(1.0, 1140369)
 
 
 def test_theorem31_result_object():
@@ -107,7 +110,7 @@ def test_theorem31_result_object():
 
 def test_target_mode_breaks_for_large_sigma():
     # SPEC A.6: 1/2 - Phi(-kappa) drops below 0.01 at sigma ~ 4.52
-    assert dpbounds.theorem31(4.6, 10**6, delta=0.01, validity_at="target", coefficient="exact").status & 4
+    assert dpbounds.theorem31(4.6, 10**6, delta=0.01, validity_at="target", coefficient="exact").status & CONDITION2
     assert dpbounds.theorem31(4.6, 10**6, delta=0.01, coefficient="exact").valid
 
 
@@ -131,7 +134,7 @@ def _edge(kind, m, valid_s, invalid_s):
     a, b = valid_s, invalid_s
     for _ in range(100):
         mid = 0.5 * (a + b)
-        if ufuncs.theorem31_status(mid, m, np.nan, kind) == 0:
+        if (ufuncs.theorem31_status_exact if kind else ufuncs.theorem31_status_simplified)(mid, m, np.nan) == 0:
             a = mid
         else:
             b = mid
@@ -147,10 +150,10 @@ def test_sigma_at_the_validity_edges(coefficient, m):
     # the bound must be accurate just inside.
     kind = 1 if coefficient == "exact" else 0
     grid = np.linspace(np.sqrt(3 / np.log(m)), 10, 2000)
-    ok = grid[ufuncs.theorem31_status(grid, m, np.nan, kind) == 0]
+    ok = grid[(ufuncs.theorem31_status_exact if kind else ufuncs.theorem31_status_simplified)(grid, m, np.nan) == 0]
     assert ok.size
     edges = [_edge(kind, m, ok[0], np.sqrt(3 / np.log(m)))]
-    if ufuncs.theorem31_status(1e3, m, np.nan, kind) != 0:
+    if (ufuncs.theorem31_status_exact if kind else ufuncs.theorem31_status_simplified)(1e3, m, np.nan) != 0:
         edges.append(_edge(kind, m, ok[-1], 1e3))
     for inside, outside in edges:
         inside = inside + (inside - outside) * 1e3  # a few hundred ulp from the edge

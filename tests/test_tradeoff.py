@@ -13,8 +13,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import _tradeoff_oracle as O  # noqa: E402
 
-from dpbounds import _tradeoff as uf  # noqa: E402
+from dpbounds import _ufuncs as uf  # noqa: E402
 from dpbounds import tradeoff as T  # noqa: E402
+
+BIT = {name: bit for name, bit, _ in uf.STATUS_BITS}
 
 
 def _box_points(n, seed):
@@ -107,7 +109,7 @@ def test_edgeworth_vs_mpmath(a, sigma, M):
     ref, err = O.tradeoff_edgeworth(a, sigma, M)
     got = uf.tradeoff_edgeworth(a, sigma, M)
     if mp.isnan(ref):
-        assert np.isnan(got) and uf.edgeworth_status(a, sigma, M) == 4
+        assert np.isnan(got) and uf.edgeworth_status(a, sigma, M) == BIT["OUT_OF_RANGE"]
         return
     assert err < 1e-20
     assert abs(got - float(ref)) <= 1e-13
@@ -122,13 +124,13 @@ def test_edgeworth_polynomial_vs_mpmath():
 
 def test_edgeworth_status_reasons():
     # For the lognormal, p_n'(0) = 1 + 3 d_n - 7 c_n^2 > 0 always (gamma2/8 > 7 gamma1^2/36),
-    # so reason 2 never occurs; reason 4 (x outside p_M's range) does at small a / small M.
+    # so NOT_MONOTONE_AT_0 never occurs; OUT_OF_RANGE (x outside p_M's range) does at small a / small M.
     a, s, M = np.meshgrid(np.logspace(-12, -0.01, 15), np.geomspace(0.3, 50, 9), [3, 10, 100, 1e4])
     st = uf.edgeworth_status(a, s, M)
-    assert not np.any(st & 2)
-    assert np.any(st == 4) and np.any(st == 0)
+    assert not np.any(st & BIT["NOT_MONOTONE_AT_0"])
+    assert np.any(st == BIT["OUT_OF_RANGE"]) and np.any(st == 0)
     np.testing.assert_array_equal(np.isnan(uf.tradeoff_edgeworth(a, s, M)), st != 0)
-    assert uf.edgeworth_status(0.5, 1.0, 2.0) == 1 and np.isnan(uf.tradeoff_edgeworth(0.5, 1.0, 2.0))
+    assert uf.edgeworth_status(0.5, 1.0, 2.0) == BIT["BAD_INPUT"] and np.isnan(uf.tradeoff_edgeworth(0.5, 1.0, 2.0))
 
 
 # Gaussian trade-off: relative 2e-13 (the rounding of x - mu is amplified by |x - mu|^2 in the

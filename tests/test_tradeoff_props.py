@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds import _tradeoff as uf
+from dpbounds import _ufuncs as uf
 from dpbounds import _ufuncs as core
 from dpbounds import tradeoff as T
 
@@ -76,16 +76,16 @@ def test_f0delta_compose_tiny_delta():
 def test_max_gap_attained(mu, d):
     a = np.unique(np.concatenate([np.linspace(0, 1, 20001), np.logspace(-12, 0, 4001)]))
     gap = np.max(1 - a - uf.gaussian_f0delta_tradeoff(a, mu, d))
-    assert gap <= T.max_gap_gaussian(mu, d) + 1e-15
-    assert gap >= T.max_gap_gaussian(mu, d) - 1e-6
+    assert gap <= T.gaussian_max_gap(mu, d) + 1e-15
+    assert gap >= T.gaussian_max_gap(mu, d) - 1e-6
     # attained at a* = Phi(-mu/2) for d = 0
     astar = core.ndtr(-mu / 2)
-    assert 1 - astar - T.gaussian_tradeoff(astar, mu) == pytest.approx(T.max_gap_gaussian(mu), rel=1e-12)
+    assert 1 - astar - T.gaussian_tradeoff(astar, mu) == pytest.approx(T.gaussian_max_gap(mu), rel=1e-12)
 
 
 def test_sep_conventions():
-    assert T.sep_gaussian(1.0) == pytest.approx(T.max_gap_gaussian(1.0) / np.sqrt(2))
-    assert T.sep_gaussian(1.0, convention="text") == pytest.approx(T.max_gap_gaussian(1.0) / 2)
+    assert T.sep_gaussian(1.0) == pytest.approx(T.gaussian_max_gap(1.0) / np.sqrt(2))
+    assert T.sep_gaussian(1.0, convention="text") == pytest.approx(T.gaussian_max_gap(1.0) / 2)
     assert T.sep(lambda g: T.gaussian_tradeoff(g, 1.0)) == pytest.approx(T.sep_gaussian(1.0), rel=1e-7)
     # sep(f (x) f_{0,d}) = sep f + sep h - sqrt2 sep f sep h  (equality for h = f_{0,d})
     mu, d = 0.7, 0.05
@@ -145,14 +145,17 @@ def test_gdp_edges():
 def test_mu_random_allocation_vs_poisson():
     # same limit c sqrt(w - 1) for E = c^2 M epochs  <->  p = 1/M, T = E M steps
     s, M, E = 1.3, 1e6, 4.0
-    ra = T.mu_random_allocation(s, M, E)
-    po = T.mu_poisson(s, 1 / M, E * M)
+    ra = T.gdp_mu_random_allocation(s, M, E)
+    po = T.gdp_mu_poisson(s, 1 / M, E * M)
     assert ra == pytest.approx(po, rel=1e-6)
     assert ra == pytest.approx(np.sqrt(E / M) * np.sqrt(np.expm1(1 / s**2)), rel=1e-6)
 
 
 # ---------------------------------------------------------------- NaN sweep
-UFUNCS = [getattr(uf, n) for n in dir(uf) if isinstance(getattr(uf, n), np.ufunc)]
+from dpbounds._ufunc_table import UFUNCS as _SPECS  # noqa: E402
+
+# the trade-off and Gaussian-DP ufuncs (tests/test_ufunc_infra.py sweeps every ufunc of the table)
+UFUNCS = [getattr(uf, u.name) for u in _SPECS if u.group in ("tradeoff", "gdp")]
 
 
 @pytest.mark.parametrize("f", UFUNCS, ids=lambda f: f.__name__)
@@ -203,7 +206,7 @@ def test_exact_endpoints():
     (lambda: T.gdp_delta(np.nan, 1.0), "eps"),
     (lambda: T.gdp_epsilon(1.5, 1.0), "delta"),
     (lambda: T.sep_gaussian(1.0, convention="half"), "convention"),
-    (lambda: T.mu_poisson(1.0, 2.0, 10), "sample_rate"),
+    (lambda: T.gdp_mu_poisson(1.0, 2.0, 10), "sample_rate"),
 ])
 def test_validation_names_parameter(call, name):
     with pytest.raises(ValueError, match=name):

@@ -1,4 +1,8 @@
-"""Every public ufunc: real numpy ufunc, NaN in -> NaN out, broadcasting, out=, no stray FP warnings."""
+"""Every ufunc of the declaration table: a real numpy ufunc, exposed, named by the one rule,
+NaN in -> NaN out, broadcasting, ``out=``, ``where=``, dtype casting, no stray FP warnings,
+and validated wrappers that check exactly the declared constraints."""
+import importlib
+import inspect
 import warnings
 
 import numpy as np
@@ -6,75 +10,167 @@ import pytest
 
 import dpbounds
 from dpbounds import _ufuncs
+from dpbounds._ufunc_table import UFUNCS as SPECS, by_name, choice_suffix, stem
+from dpbounds._validation import Constraint
 
-UFUNCS = sorted(name for name in dir(_ufuncs) if isinstance(getattr(_ufuncs, name), np.ufunc))
+NAMES = [u.name for u in SPECS]
 
-# a valid value for each float argument position, and for the long (flag) arguments
-VALID = {
-    "ndtr": (0.3,), "log_ndtr": (0.3,), "ndtri": (0.3,), "ndtri_complement": (0.3,), "normal_pdf": (0.3,),
-    "lognormal_variance": (1.0,), "lognormal_mu3": (1.0,), "lognormal_mu4": (1.0,), "rho3": (1.0,),
-    "coef_simplified": (1.0,), "coef_exact": (1.0,),
-    "delta_min_simplified": (1.0, 1e6), "delta_min_exact": (1.0, 1e6),
-    "delta_bound_simplified": (1.0, 1e6), "delta_bound_exact": (1.0, 1e6),
-    "delta_terms_simplified": (1.0, 1e6), "delta_terms_exact": (1.0, 1e6),
-    "theorem31_status": (1.0, 1e6, 0.01, 0),
-    "rounds_closed_form": (1.0, 0.01, 0), "rounds_required": (1.0, 0.01, 0, 0),
-    "min_dataset_size": (1.0, 1e6, 1.0, 0.1),
-    "compose_delta": (0.01, 4.0), "per_epoch_delta": (0.01, 4.0),
-    "_delta_bound_checked_simplified": (1.0, 1e6), "_delta_bound_checked_exact": (1.0, 1e6),
+# values that break each constraint (NaN breaks every one except ANY)
+VIOLATIONS = {
+    Constraint.REAL: [np.nan],
+    Constraint.NONNEGATIVE: [-1.0, np.nan],
+    Constraint.FINITE_NONNEGATIVE: [-1.0, np.inf, np.nan],
+    Constraint.FINITE_POSITIVE: [0.0, -2.0, np.inf, np.nan],
+    Constraint.OPEN_UNIT: [0.0, 1.0, 1.5, np.nan],
+    Constraint.CLOSED_UNIT: [-0.1, 1.5, np.nan],
+    Constraint.HALF_OPEN_UNIT: [0.0, 1.5, np.nan],
+    Constraint.ORDER: [0.5, np.nan],
+    Constraint.INTEGER_GE_1: [0.0, 2.5, np.inf, np.nan],
+    Constraint.INTEGER_GE_2: [1.0, 2.5, np.inf, np.nan],
+    Constraint.INTEGER_GE_3: [2.0, 3.5, np.inf, np.nan],
 }
 
 
-def test_every_ufunc_is_covered():
-    assert set(UFUNCS) == set(VALID)
-    assert len(UFUNCS) >= 20
+def test_table_and_module_agree():
+    exposed = {n for n in dir(_ufuncs) if isinstance(getattr(_ufuncs, n), np.ufunc)}
+    assert exposed == set(NAMES)
+    assert len(NAMES) == len(set(NAMES)) and len(NAMES) >= 60
+    public = {n for n in dir(dpbounds.ufuncs) if isinstance(getattr(dpbounds.ufuncs, n), np.ufunc)}
+    assert public == set(NAMES)           # dpbounds.ufuncs exposes every one
 
 
-@pytest.mark.parametrize("name", UFUNCS)
-def test_is_ufunc_with_float64_loop(name):
-    f = getattr(_ufuncs, name)
-    assert isinstance(f, np.ufunc)
-    assert all(t.split("->")[0].startswith("d" * min(f.nin, 1)) for t in f.types)
-    assert f.__doc__
+@pytest.mark.parametrize("name", NAMES)
+def test_naming_rule(name):
+    u = by_name(name)
+    # C dpb_<stem> -> ufunc <stem><choice suffixes> (a leading underscore marks a private ufunc)
+    assert u.c_function == "dpb_" + stem(u)
+    suffix = "".join(choice_suffix(a, v) for a, v in u.choices)
+    assert u.name.lstrip("_") == stem(u) + suffix
+    if u.python:
+        # the validated function: the stem, minus the prefix of the subpackage it lives in
+        module, func = u.python.rsplit(".", 1)
+        prefix = module.split(".", 1)[1] + "_" if "." in module else ""
+        assert stem(u) == prefix + func, (u.python, stem(u))
+        assert callable(getattr(importlib.import_module(module), func))
 
 
-@pytest.mark.parametrize("name", UFUNCS)
+@pytest.mark.parametrize("name", NAMES)
+def test_signature_and_doc(name):
+    u, f = by_name(name), getattr(_ufuncs, name)
+    assert (f.nin, f.nout) == (u.nin, u.nout)
+    assert f.types[0].split("->")[0] == "d" * u.nin
+    assert f.__doc__ and u.doc.split(".")[0] in f.__doc__
+    if u.accuracy is not None:
+        assert u.accuracy.regime in f.__doc__
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_point_is_valid(name):
+    u, f = by_name(name), getattr(_ufuncs, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="raise", under="ignore"):  # numpy ignores underflow by default; so do we
+            out = f(*u.point)
+    for o, t in zip(out if isinstance(out, tuple) else (out,), u.outputs):
+        if t == "double":
+            assert np.isfinite(o), (name, u.point, o)
+        else:
+            assert o == 0, (name, u.point, o)      # a status output says "no problem" at a valid point
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_nan_in_nan_out_silently(name):
-    f = getattr(_ufuncs, name)
-    args = VALID[name]
-    float_pos = [i for i, t in enumerate(f.types[0].split("->")[0]) if t == "d"]
-    if name == "theorem31_status":
-        float_pos.remove(2)  # delta = NaN is the documented "evaluate (2) at delta_min" sentinel
-    for i in float_pos:
-        a = list(args)
+    u, f = by_name(name), getattr(_ufuncs, name)
+    for i, arg in enumerate(u.args):
+        if arg.nan_means:
+            continue  # NaN is a documented sentinel for this argument
+        a = list(u.point)
         a[i] = np.nan
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with np.errstate(all="raise"):
                 out = f(*a)
-        outs = out if isinstance(out, tuple) else (out,)
-        for o in outs:
+        for o in out if isinstance(out, tuple) else (out,):
             if np.issubdtype(np.asarray(o).dtype, np.integer):
-                assert o != 0  # a status output flags the bad input
+                assert o & 1, (name, i)  # the status output flags the bad input (BAD_INPUT = 1)
             else:
                 assert np.isnan(o), (name, i)
 
 
-@pytest.mark.parametrize("name", UFUNCS)
-def test_broadcasting_and_out(name):
-    f = getattr(_ufuncs, name)
-    args = list(VALID[name])
-    args[0] = np.full((3, 1), args[0])
-    if len(args) > 1 and isinstance(args[1], float):
-        args[1] = np.full((1, 4), args[1])
+@pytest.mark.parametrize("name", NAMES)
+def test_broadcasting_out_and_where(name):
+    u, f = by_name(name), getattr(_ufuncs, name)
+    args = [np.full((3, 1), u.point[0])] + [np.full((1, 4), p) if i == 1 else p for i, p in enumerate(u.point[1:], 1)]
     res = f(*args)
-    first = res[0] if isinstance(res, tuple) else res
-    assert first.shape == ((3, 4) if len(args) > 1 and np.ndim(args[1]) else (3, 1))
-    outs = tuple(np.empty_like(r) for r in (res if isinstance(res, tuple) else (res,)))
+    res_t = res if isinstance(res, tuple) else (res,)
+    assert res_t[0].shape == ((3, 4) if u.nin > 1 else (3, 1))
+    outs = tuple(np.empty_like(r) for r in res_t)
     got = f(*args, out=outs if len(outs) > 1 else outs[0])
-    for o, r in zip(outs, res if isinstance(res, tuple) else (res,)):
+    for o, r in zip(outs, res_t):
         np.testing.assert_array_equal(o, r)
     assert (got[0] if isinstance(got, tuple) else got) is outs[0]
+    # where=False leaves the output untouched
+    sentinel = tuple(np.full_like(r, 7) for r in res_t)
+    f(*args, out=sentinel if len(sentinel) > 1 else sentinel[0], where=np.zeros(res_t[0].shape, bool))
+    for s in sentinel:
+        assert np.all(s == 7)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_and_int_inputs_cast(name):
+    u, f = by_name(name), getattr(_ufuncs, name)
+    ref = f(*u.point)
+    got = f(*[np.float32(p) if float(np.float32(p)) == p else p for p in u.point])
+    for r, g in zip(ref if isinstance(ref, tuple) else (ref,), got if isinstance(got, tuple) else (got,)):
+        assert np.asarray(g).dtype == np.asarray(r).dtype
+        np.testing.assert_array_equal(g, r)
+
+
+def _validated(u):
+    """The validated wrapper of ``u`` when its leading parameters are the declared arguments."""
+    if not u.python:
+        return None
+    module, func = u.python.rsplit(".", 1)
+    f = getattr(importlib.import_module(module), func)
+    try:
+        params = list(inspect.signature(f).parameters)
+    except (TypeError, ValueError):  # compiled functions without a signature
+        return None
+    if params[: u.nin] != [a.name for a in u.args]:
+        return None
+    return f
+
+
+WRAPPED = [u.name for u in SPECS if _validated(u) is not None]
+
+
+def test_most_validated_wrappers_are_checked():
+    assert len(WRAPPED) >= 30
+
+
+@pytest.mark.parametrize("name", WRAPPED)
+def test_validated_wrapper_checks_declared_constraints(name):
+    u = by_name(name)
+    f = _validated(u)
+    kwargs = dict(u.choices)
+    kwargs = {k: (v == "true") if v in ("true", "false") else v for k, v in kwargs.items()}
+    extra = {k: v for k, v in kwargs.items() if k in inspect.signature(f).parameters}
+    for i, arg in enumerate(u.args):
+        for bad in VIOLATIONS.get(arg.constraint, []):
+            a = list(u.point)
+            a[i] = bad
+            with pytest.raises(dpbounds.DPBoundsError, match=rf"^{arg.name} must be"):
+                f(*a, **extra)
+            a[i] = np.array([u.point[i], bad])
+            with pytest.raises(dpbounds.DPBoundsError, match=rf"^{arg.name} must be .*1 of 2 elements"):
+                f(*a, **extra)
+    # and the valid point passes through to the very same ufunc value
+    got = f(*u.point, **extra)
+    ref = getattr(_ufuncs, name)(*u.point)
+    if isinstance(ref, tuple):
+        ref = ref[0]
+        got = got[0] if isinstance(got, tuple) else got
+    assert got == ref or (np.isnan(got) and np.isnan(ref))
 
 
 def test_no_warnings_on_valid_extreme_input(rng):
@@ -87,14 +183,13 @@ def test_no_warnings_on_valid_extreme_input(rng):
         for f in (_ufuncs.ndtr, _ufuncs.log_ndtr, _ufuncs.normal_pdf):
             f(x)
         _ufuncs.ndtri(d)
-        for f in (_ufuncs.lognormal_variance, _ufuncs.lognormal_mu3, _ufuncs.lognormal_mu4, _ufuncs.rho3,
+        for f in (_ufuncs.lognormal_variance, _ufuncs.lognormal_mu3, _ufuncs.lognormal_mu4, _ufuncs.lognormal_rho3,
                   _ufuncs.coef_simplified, _ufuncs.coef_exact):
             f(s)
-        for k in (0, 1):
-            _ufuncs.delta_terms_simplified(s, m)
-            _ufuncs.delta_terms_exact(s, m)
-            _ufuncs.theorem31_status(s, m, d, k)
-            _ufuncs.rounds_closed_form(s, d, k)
+        for c in ("simplified", "exact"):
+            getattr(_ufuncs, f"delta_terms_{c}")(s, m)
+            getattr(_ufuncs, f"theorem31_status_{c}")(s, m, d)
+            getattr(_ufuncs, f"rounds_closed_form_{c}")(s, d)
         _ufuncs.compose_delta(d, m)
         _ufuncs.per_epoch_delta(d, m)
 
@@ -104,24 +199,18 @@ def test_rounds_required_no_warnings_wide_range(rng):
     d = 10 ** rng.uniform(-20, -0.01, 300)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for k in (0, 1):
-            for t in (0, 1):
-                out = _ufuncs.rounds_required(s, d, k, t)
-                assert np.all((out >= 3) | np.isinf(out))
+        for name in ("rounds_required_simplified", "rounds_required_exact", "rounds_required_simplified_at_target",
+                     "rounds_required_exact_at_target"):
+            out = getattr(_ufuncs, name)(s, d)
+            assert np.all((out >= 3) | np.isinf(out))
 
 
 def test_out_of_domain_is_nan():
     assert np.isnan(_ufuncs.delta_min_simplified(1.0, 2.0))
     assert np.isnan(_ufuncs.delta_min_exact(-1.0, 100.0))
-    assert np.isnan(_ufuncs.rounds_required(1.0, 1.5, 0, 0))
-    assert np.isnan(_ufuncs.rounds_closed_form(1.0, 0.0, 1))
+    assert np.isnan(_ufuncs.rounds_required_simplified(1.0, 1.5))
+    assert np.isnan(_ufuncs.rounds_closed_form_exact(1.0, 0.0))
     assert np.isnan(_ufuncs.compose_delta(1.5, 2.0))
-
-
-def test_float32_and_int_inputs_cast():
-    out = _ufuncs.ndtr(np.array([0.0, 1.0], dtype=np.float32))
-    assert out.dtype == np.float64
-    assert _ufuncs.delta_min_simplified(1, 1000000) == _ufuncs.delta_min_simplified(1.0, 1e6)
 
 
 def test_dask_passthrough():
@@ -140,9 +229,7 @@ def test_xarray_passthrough():
     assert isinstance(out, xr.DataArray) and out.dims == ("sigma", "rounds")
 
 
-@pytest.mark.parametrize("name", ["delta_min_simplified", "delta_min_exact", "delta_bound_simplified",
-                                  "delta_bound_exact", "_delta_bound_checked_simplified",
-                                  "_delta_bound_checked_exact"])
+@pytest.mark.parametrize("name", [u.name for u in SPECS if u.loop == "t31"])
 def test_paired_loop_matches_one_point_path(rng, name):
     # the Theorem 3.1 loops take two points at a time; every point must equal the
     # one-point evaluation bit for bit, whatever its neighbour (odd lengths, strides,

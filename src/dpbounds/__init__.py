@@ -7,10 +7,15 @@ Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Ren
 (``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``);
 batch samplers matching the accountants (``dpbounds.sampling``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
-    ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, rho3, and ``dpbounds.ufuncs``.
+    ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, lognormal_rho3, and ``dpbounds.ufuncs``
+    (every compiled ufunc; see docs/accuracy.md).
 """
+import warnings as _warnings
+from typing import Any as _Any
+
 from dpbounds import _ufuncs as ufuncs
-from dpbounds._ufuncs import rho3
+from dpbounds._ufuncs import lognormal_rho3
+from dpbounds._errors import DPBoundsError
 from dpbounds.epochs import compose_delta, per_epoch_delta
 from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
 from dpbounds.tradeoff import (
@@ -20,12 +25,12 @@ from dpbounds.tradeoff import (
     gaussian_compose,
     gaussian_f0delta_tradeoff,
     gaussian_tradeoff,
+    gaussian_max_gap,
     gdp_delta,
     gdp_epsilon,
-    max_gap_gaussian,
-    mu_poisson,
-    mu_poisson_drs,
-    mu_random_allocation,
+    gdp_mu_poisson,
+    gdp_mu_poisson_drs,
+    gdp_mu_random_allocation,
     multi_epoch_tradeoff,
     sep,
     sep_gaussian,
@@ -65,6 +70,7 @@ from dpbounds.theorem31 import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DPBoundsError",
     "PrecisionWarning",
     "calibrate_noise",
     "calibrate_epochs",
@@ -87,10 +93,10 @@ __all__ = [
     "gaussian_tradeoff",
     "gdp_delta",
     "gdp_epsilon",
-    "max_gap_gaussian",
-    "mu_poisson",
-    "mu_poisson_drs",
-    "mu_random_allocation",
+    "gaussian_max_gap",
+    "gdp_mu_poisson",
+    "gdp_mu_poisson_drs",
+    "gdp_mu_random_allocation",
     "multi_epoch_tradeoff",
     "rdp",
     "sampling",
@@ -113,9 +119,28 @@ __all__ = [
     "ndtri_complement",
     "normal_pdf",
     "per_epoch_delta",
-    "rho3",
+    "lognormal_rho3",
     "rounds_closed_form",
     "rounds_required",
     "theorem31",
     "ufuncs",
 ]
+
+# Earlier names that broke the one naming rule (C dpb_<name> -> ufunc <name> -> Python <name>);
+# they keep working, with a DeprecationWarning.
+_RENAMED = {
+    "rho3": "lognormal_rho3",
+    "max_gap_gaussian": "gaussian_max_gap",
+    "mu_random_allocation": "gdp_mu_random_allocation",
+    "mu_poisson": "gdp_mu_poisson",
+    "mu_poisson_drs": "gdp_mu_poisson_drs",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        _warnings.warn(f"dpbounds.{name} is deprecated; use dpbounds.{new} (same function)",
+                       DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,3 +1,5 @@
+"""``python -m dpbounds``: the command-line interface."""
 from dpbounds.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

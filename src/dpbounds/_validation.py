@@ -1,21 +1,31 @@
-"""Whole-array argument checks for the validated API.
+"""Whole-array argument checks for the validated API: the one vocabulary of constraints.
 
-The raw ufuncs (:mod:`dpbounds.ufuncs`) never raise; the public functions call
-these checks first so that bad input produces one ``ValueError`` that names the
-parameter, the rule and (for arrays) how many elements break it.
+The raw ufuncs (:mod:`dpbounds.ufuncs`) never raise; the public functions call these
+checks first so that bad input produces one :class:`dpbounds.DPBoundsError` (a
+``ValueError``) that names the parameter, the rule and (for arrays) how many elements
+break it.  Every rule is a member of :class:`Constraint`, declared once with its text and
+its element-wise predicate (as numpy.random's ``ConstraintType``); the ufunc declaration
+table (:mod:`dpbounds._ufunc_table`) names a constraint per argument, and the validated
+wrappers check exactly those.
 """
 from __future__ import annotations
 
+import enum
 import math
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
+
 __all__ = [
+    "Constraint",
     "as_float_array",
     "check",
+    "check_constraint",
+    "check_args",
     "check_finite_positive",
     "check_open_unit",
     "check_closed_unit",
@@ -26,13 +36,50 @@ __all__ = [
     "broadcast",
 ]
 
+FArr = NDArray[np.float64]
+
+
+def _finite(x: FArr) -> Any:
+    return np.isfinite(x)
+
+
+class Constraint(enum.Enum):
+    """The rules an argument can be declared to obey: ``(text, predicate)``.
+
+    The predicate takes a float64 array and returns the element-wise mask of elements
+    that satisfy the rule; NaN never satisfies any rule except ``ANY``.
+    """
+
+    ANY = ("any real number or NaN", lambda x: np.ones(x.shape, dtype=bool))
+    REAL = ("a real number (not NaN)", lambda x: ~np.isnan(x))
+    NONNEGATIVE = (">= 0", lambda x: x >= 0)
+    FINITE_NONNEGATIVE = ("finite and >= 0", lambda x: (x >= 0) & _finite(x))
+    FINITE_POSITIVE = ("finite and > 0", lambda x: (x > 0) & _finite(x))
+    OPEN_UNIT = ("in the open interval (0, 1)", lambda x: (x > 0) & (x < 1))
+    CLOSED_UNIT = ("in [0, 1]", lambda x: (x >= 0) & (x <= 1))
+    HALF_OPEN_UNIT = ("in the half-open interval (0, 1]", lambda x: (x > 0) & (x <= 1))
+    ORDER = (">= 1 (inf allowed)", lambda x: x >= 1)
+    INTEGER_GE_1 = ("an integer >= 1", lambda x: _finite(x) & (x >= 1) & (x == np.floor(x)))
+    INTEGER_GE_2 = ("an integer >= 2", lambda x: _finite(x) & (x >= 2) & (x == np.floor(x)))
+    INTEGER_GE_3 = ("an integer >= 3", lambda x: _finite(x) & (x >= 3) & (x == np.floor(x)))
+
+    @property
+    def text(self) -> str:
+        return str(self.value[0])
+
+    def holds(self, arr: FArr) -> NDArray[np.bool_]:
+        """Element-wise mask of the elements of ``arr`` that obey the rule (no FP warnings)."""
+        pred: Callable[[FArr], Any] = self.value[1]
+        with np.errstate(invalid="ignore"):
+            return np.asarray(pred(arr), dtype=bool)
+
 
 def as_float_array(name: str, value: Any) -> NDArray[np.float64]:
     """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number or array of real numbers, got {value!r}") from None
+        raise DPBoundsError(f"{name} must be a real number or array of real numbers, got {value!r}") from None
     return arr
 
 
@@ -43,35 +90,43 @@ def check(name: str, arr: NDArray[np.float64], ok: NDArray[np.bool_] | np.bool_,
         return
     bad = ~ok
     if arr.ndim == 0:
-        raise ValueError(f"{name} must be {rule}, got {float(arr)!r}")
+        raise DPBoundsError(f"{name} must be {rule}, got {float(arr)!r}")
     idx = np.unravel_index(int(np.flatnonzero(bad)[0]), arr.shape)
-    raise ValueError(
+    raise DPBoundsError(
         f"{name} must be {rule}: {int(bad.sum())} of {arr.size} elements are not "
         f"(first: {float(arr[idx])!r} at index {tuple(int(i) for i in idx)})"
     )
 
 
-def check_finite_positive(name: str, value: Any) -> NDArray[np.float64]:
+def check_constraint(name: str, value: Any, constraint: Constraint) -> FArr:
+    """``value`` as a float64 array, after checking that every element obeys ``constraint``."""
     arr = as_float_array(name, value)
-    with np.errstate(invalid="ignore"):
-        check(name, arr, np.isfinite(arr) & (arr > 0), "finite and > 0")
+    if constraint is not Constraint.ANY:
+        check(name, arr, constraint.holds(arr), constraint.text)
     return arr
 
 
-def check_open_unit(name: str, value: Any) -> NDArray[np.float64]:
+def check_args(constraints: Mapping[str, Constraint], **values: Any) -> tuple[FArr, ...]:
+    """Check each argument against its declared constraint and broadcast them together.
+
+    ``constraints`` maps each name in ``values`` to its rule (a ufunc's declaration gives
+    them); the error names the first bad argument, or every shape if they do not broadcast.
+    """
+    return broadcast(**{k: check_constraint(k, v, constraints[k]) for k, v in values.items()})
+
+
+def check_finite_positive(name: str, value: Any) -> FArr:
+    return check_constraint(name, value, Constraint.FINITE_POSITIVE)
+
+
+def check_open_unit(name: str, value: Any) -> FArr:
     """0 < value < 1 (deltas, sampling rates)."""
-    arr = as_float_array(name, value)
-    with np.errstate(invalid="ignore"):
-        check(name, arr, (arr > 0) & (arr < 1), "in the open interval (0, 1)")
-    return arr
+    return check_constraint(name, value, Constraint.OPEN_UNIT)
 
 
-def check_closed_unit(name: str, value: Any) -> NDArray[np.float64]:
+def check_closed_unit(name: str, value: Any) -> FArr:
     """0 <= value <= 1 (type-I error rates a)."""
-    arr = as_float_array(name, value)
-    with np.errstate(invalid="ignore"):
-        check(name, arr, (arr >= 0) & (arr <= 1), "in [0, 1]")
-    return arr
+    return check_constraint(name, value, Constraint.CLOSED_UNIT)
 
 
 def check_rounds(name: str, value: Any, minimum: int = 3, integer: bool = True) -> NDArray[np.float64]:
@@ -98,26 +153,26 @@ def check_count(name: str, value: Any, minimum: int = 1, maximum: int | None = N
     rule = f"an integer >= {minimum}" if maximum is None else f"an integer in [{minimum}, {maximum}]"
     v = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        raise ValueError(f"{name} must be {rule}, got {value!r}")
+        raise DPBoundsError(f"{name} must be {rule}, got {value!r}")
     if isinstance(v, numbers.Integral):
         n = int(v)
     else:
         f = float(v)
         if not (math.isfinite(f) and f == math.floor(f)):
-            raise ValueError(f"{name} must be {rule}, got {value!r}")
+            raise DPBoundsError(f"{name} must be {rule}, got {value!r}")
         n = int(f)
     if n < minimum or (maximum is not None and n > maximum):
-        raise ValueError(f"{name} must be {rule}, got {value!r}")
+        raise DPBoundsError(f"{name} must be {rule}, got {value!r}")
     return n
 
 
 def check_rate(name: str, value: Any) -> float:
     """One probability in the half-open interval (0, 1] (a sampling rate; 1 = always), as a float."""
     if isinstance(value, (bool, np.bool_)):  # as in check_count: a flag passed as a rate is a bug
-        raise ValueError(f"{name} must be in the half-open interval (0, 1], got {value!r}")
+        raise DPBoundsError(f"{name} must be in the half-open interval (0, 1], got {value!r}")
     arr = as_float_array(name, value)
     if arr.ndim != 0:
-        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
+        raise DPBoundsError(f"{name} must be a single number, got an array of shape {arr.shape}")
     with np.errstate(invalid="ignore"):
         check(name, arr, (arr > 0) & (arr <= 1), "in the half-open interval (0, 1]")
     return float(arr)
@@ -125,7 +180,7 @@ def check_rate(name: str, value: Any) -> float:
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        raise DPBoundsError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return str(value)
 
 
@@ -135,7 +190,7 @@ def broadcast(**arrays: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         return tuple(np.broadcast_arrays(*arrays.values()))
     except ValueError:
         shapes = ", ".join(f"{k}{v.shape}" for k, v in arrays.items())
-        raise ValueError(f"shapes do not broadcast together: {shapes}") from None
+        raise DPBoundsError(f"shapes do not broadcast together: {shapes}") from None
 
 
 def scalar_or_array(result: NDArray[np.float64]) -> Any:

@@ -1,4 +1,4 @@
-"""Multi-epoch composition of f_{0,delta} guarantees (SPEC Part A sections 7 and 11).
+"""Multi-epoch composition of f_{0,delta} guarantees (docs/epochs.md).
 
 f_{0,d1} (x) f_{0,d2} = f_{0, 1-(1-d1)(1-d2)}, so E epochs that are each
 f >= 1 - a - delta compose to f^{xE}(a) >= (1 - delta)^E - a.
@@ -7,19 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbounds import _ufuncs
-from dpbounds._validation import as_float_array, broadcast, check, check_rounds, scalar_or_array
-
-import numpy as np
+from dpbounds._dispatch import call
 
 __all__ = ["compose_delta", "per_epoch_delta"]
-
-
-def _unit(name: str, value: Any) -> Any:
-    arr = as_float_array(name, value)
-    with np.errstate(invalid="ignore"):
-        check(name, arr, (arr >= 0) & (arr <= 1), "in [0, 1]")
-    return arr
 
 
 def compose_delta(delta: Any, epochs: Any) -> Any:
@@ -36,8 +26,7 @@ def compose_delta(delta: Any, epochs: Any) -> Any:
     -----
     Relative error <= 1e-15 (tests/test_epochs.py), including delta = 1e-300.
     """
-    d, e = broadcast(delta=_unit("delta", delta), epochs=check_rounds("epochs", epochs, minimum=1))
-    return scalar_or_array(_ufuncs.compose_delta(d, e))
+    return call("compose_delta", delta=delta, epochs=epochs)
 
 
 def per_epoch_delta(delta_total: Any, epochs: Any) -> Any:
@@ -45,5 +34,4 @@ def per_epoch_delta(delta_total: Any, epochs: Any) -> Any:
 
     Inverse of :func:`compose_delta` (computed as -expm1(log1p(-delta_total)/E)).
     """
-    d, e = broadcast(delta_total=_unit("delta_total", delta_total), epochs=check_rounds("epochs", epochs, minimum=1))
-    return scalar_or_array(_ufuncs.per_epoch_delta(d, e))
+    return call("per_epoch_delta", delta_total=delta_total, epochs=epochs)

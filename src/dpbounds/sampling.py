@@ -192,7 +192,7 @@ def poisson(
     This is the sampling scheme of the Poisson-subsampled accountants: in :mod:`dpbounds.rdp`,
     ``rdp.RDPAccountant().compose(rdp.PoissonGaussian(sigma, q), steps)`` (or
     ``rdp.poisson_gaussian(alpha, sigma, q)``), and the Gaussian-DP approximation
-    ``dpbounds.mu_poisson(sigma, q, steps)``.  Any Poisson-subsampled Gaussian PLD accountant
+    ``dpbounds.gdp_mu_poisson(sigma, q, steps)``.  Any Poisson-subsampled Gaussian PLD accountant
     (for example that of Google's ``dp_accounting``) assumes the same scheme; dpbounds itself
     has none.
 
@@ -227,7 +227,7 @@ def poisson(
     See Also
     --------
     random_allocation : random allocation, for :class:`dpbounds.RandomAllocationAccountant`.
-    dpbounds.rdp.PoissonGaussian, dpbounds.mu_poisson : the privacy accounting for these batches.
+    dpbounds.rdp.PoissonGaussian, dpbounds.gdp_mu_poisson : the privacy accounting for these batches.
 
     Notes
     -----

@@ -1,5 +1,9 @@
-"""Theorem 3.1 of the random-allocation paper as a result object, plus the
-lognormal moments it is built from (SPEC Part A sections 2-7)."""
+"""Theorem 3.1 of the random-allocation paper as a result object, plus the lognormal
+moments it is built from.
+
+The paper: "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation:
+Tight Upper and Lower Bounds"; the formulas are written out in docs/theorem31.md.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,8 +12,15 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import _ufuncs
-from dpbounds._theorem31 import delta_bound, min_dataset_size, rounds_closed_form, rounds_required
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds._dispatch import call
+from dpbounds._errors import STATUS_BITS, DPBoundsError, status_reasons
+from dpbounds._kernels import (  # type: ignore[attr-defined, unused-ignore]
+    delta_bound,
+    min_dataset_size,
+    rounds_closed_form,
+    rounds_required,
+)
 from dpbounds._validation import (
     broadcast,
     check_choice,
@@ -32,17 +43,11 @@ __all__ = [
     "theorem31",
 ]
 
-#: Berry-Esseen constant for i.i.d. summands (Shevtsova 2011) used by Theorem 3.1.
-BERRY_ESSEEN_CONSTANT = 0.4748
+#: Berry-Esseen constant for i.i.d. summands (Shevtsova 2011) used by Theorem 3.1 (read from the C core).
+BERRY_ESSEEN_CONSTANT: float = float(_ufuncs.BERRY_ESSEEN_CONSTANT)
 
-_COEF = {"simplified": 0, "exact": 1}
-_STATUS_BITS = (
-    (1, "rounds M < 3"),
-    (2, "sigma < sqrt(3/ln M)"),
-    (4, "condition (2) fails: B*coef*mu + delta > 1/2 - Phi(-kappa)"),
-    (8, "target delta < delta_min"),
-    (16, "invalid input"),
-)
+_COEFFICIENTS = ("exact", "simplified")
+_DELTA_BELOW_MIN = next(b.bit for b in STATUS_BITS if b.name == "DELTA_BELOW_MIN")
 
 
 class LognormalMoments(NamedTuple):
@@ -92,14 +97,14 @@ def lognormal_moments(sigma: Any) -> LognormalMoments:
         scalar_or_array(e),
         scalar_or_array(_ufuncs.lognormal_mu3(s)),
         scalar_or_array(_ufuncs.lognormal_mu4(s)),
-        scalar_or_array(_ufuncs.rho3(s)),
+        scalar_or_array(_ufuncs.lognormal_rho3(s)),
         scalar_or_array(skew),
         scalar_or_array(kurt),
     )
 
 
-def delta_bound_terms(sigma: Any, rounds: Any, coefficient: str = "simplified") -> tuple[Any, ...]:
-    """The six terms T1..T6 of delta_min(sigma, M) (Theorem 3.1, SPEC Part A section 5).
+def delta_bound_terms(sigma: Any, rounds: Any, coefficient: str = "exact") -> tuple[Any, ...]:
+    """The six terms T1..T6 of delta_min(sigma, M) (Theorem 3.1).
 
     T1 = 2 B coef mu (Berry-Esseen, twice), T2 = mu/sqrt(2 pi),
     T3 = [1/(4 sqrt(2 pi)) + (1 + w/(1 - 1/w))/(2 sqrt(2 e pi))] mu^2,
@@ -110,14 +115,14 @@ def delta_bound_terms(sigma: Any, rounds: Any, coefficient: str = "simplified") 
     to know.  Parameters as :func:`delta_bound`.  Each term has relative error
     <= 1e-14 against mpmath.
     """
-    kind = _COEF[check_choice("coefficient", coefficient, tuple(_COEF))]
+    coefficient = check_choice("coefficient", coefficient, _COEFFICIENTS)
     s, m = broadcast(sigma=check_finite_positive("sigma", sigma), rounds=check_rounds("rounds", rounds))
-    f = _ufuncs.delta_terms_exact if kind else _ufuncs.delta_terms_simplified
-    return tuple(scalar_or_array(t) for t in f(s, m))
+    terms: tuple[Any, ...] = call(f"delta_terms_{coefficient}", sigma=s, rounds=m)
+    return terms
 
 
 def _reason(code: int) -> str:
-    return "; ".join(text for bit, text in _STATUS_BITS if code & bit)
+    return "; ".join(status_reasons(code))
 
 
 @dataclass(frozen=True)
@@ -134,8 +139,9 @@ class Theorem31Result:
         T1..T6.
     status : int or ndarray of int
         0 where the theorem certifies f(a) >= 1 - a - delta_min (or the target
-        delta); otherwise a bitmask: 1 rounds < 3, 2 sigma < sqrt(3/ln M),
-        4 condition (2) fails, 8 target delta < delta_min.
+        delta); otherwise a bitmask of the package's status table
+        (``dpbounds.ufuncs.STATUS_BITS``): 1 bad input, 2 rounds < 3,
+        4 sigma < sqrt(3/ln M), 8 condition (2) fails, 16 target delta < delta_min.
     coefficient, validity_at : str
         The reading used.
     """
@@ -189,7 +195,7 @@ def theorem31(
     sigma: Any,
     rounds: Any,
     delta: Any = None,
-    coefficient: str = "simplified",
+    coefficient: str = "exact",
     validity_at: str = "delta_min",
 ) -> Theorem31Result:
     """Evaluate Theorem 3.1 for random allocation: delta_min, its six terms and validity.
@@ -197,7 +203,7 @@ def theorem31(
     One epoch of M rounds with noise multiplier sigma is f-DP with
     f(a) >= 1 - a - delta for every delta >= delta_min(sigma, M), provided
     condition (2)  B coef mu + delta <= 1/2 - Phi(-kappa)  (kappa = (w - 1)/2),
-    M >= 3 and sigma >= sqrt(3/ln M) hold.  SPEC Part A sections 4-6.
+    M >= 3 and sigma >= sqrt(3/ln M) hold (docs/theorem31.md).
 
     Parameters
     ----------
@@ -208,8 +214,8 @@ def theorem31(
     delta : float or array_like, optional
         Target delta in (0, 1).  If given, the result is valid only where
         delta >= delta_min as well.
-    coefficient : {"simplified", "exact"}
-        See :func:`dpbounds.delta_bound`.
+    coefficient : {"exact", "simplified"}
+        See :func:`dpbounds.delta_bound`; ``"simplified"`` is the theorem as printed.
     validity_at : {"delta_min", "target"}
         Which delta enters condition (2).  ``"target"`` requires ``delta``.
 
@@ -220,29 +226,29 @@ def theorem31(
     Examples
     --------
     >>> from dpbounds import theorem31
-    >>> r = theorem31(1.0, 1_140_369, delta=0.01)
+    >>> r = theorem31(1.0, 1_140_369, delta=0.01, coefficient="simplified")
     >>> r.valid, round(r.delta_min, 5)
     (True, 0.01)
-    >>> theorem31(1.0, 1000).reason
+    >>> theorem31(1.0, 300).reason
     'condition (2) fails: B*coef*mu + delta > 1/2 - Phi(-kappa)'
     """
-    kind = _COEF[check_choice("coefficient", coefficient, tuple(_COEF))]
+    coefficient = check_choice("coefficient", coefficient, _COEFFICIENTS)
     validity_at = check_choice("validity_at", validity_at, ("delta_min", "target"))
     s = check_finite_positive("sigma", sigma)
     m = check_rounds("rounds", rounds)
     if delta is None:
         if validity_at == "target":
-            raise ValueError("validity_at='target' needs a target delta")
+            raise DPBoundsError("validity_at='target' needs a target delta")
         d = np.full((), np.nan)
     else:
         d = check_open_unit("delta", delta)
     s, m, d = broadcast(sigma=s, rounds=m, delta=d)
-    terms_f = _ufuncs.delta_terms_exact if kind else _ufuncs.delta_terms_simplified
-    terms = terms_f(s, m)
-    dmin = np.asarray((_ufuncs.delta_min_exact if kind else _ufuncs.delta_min_simplified)(s, m))
-    status = np.asarray(_ufuncs.theorem31_status(s, m, d if validity_at == "target" else np.nan, kind))
+    terms = getattr(_ufuncs, f"delta_terms_{coefficient}")(s, m)
+    dmin = np.asarray(getattr(_ufuncs, f"delta_min_{coefficient}")(s, m))
+    status = np.asarray(getattr(_ufuncs, f"theorem31_status_{coefficient}")(
+        s, m, d if validity_at == "target" else np.nan))
     if delta is not None and validity_at == "delta_min":
-        status = status | np.where(d < dmin, 8, 0)
+        status = status | np.where(d < dmin, _DELTA_BELOW_MIN, 0)
     return Theorem31Result(
         sigma=scalar_or_array(s),
         rounds=scalar_or_array(m),

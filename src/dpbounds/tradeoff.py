@@ -11,9 +11,10 @@ neighbouring output distributions at type-I error a.  This module evaluates
 * Gaussian-DP conversions (:func:`gdp_delta`, :func:`gdp_epsilon`) and the mu of
   random allocation next to Poisson subsampling (Bu et al.; Dong-Roth-Su).
 
-All kernels are compiled numpy ufuncs (:mod:`dpbounds._tradeoff`); the functions here
-validate their arguments (``ValueError`` naming the parameter), broadcast, and return a
-Python float for scalar input.
+All kernels are compiled numpy ufuncs (:mod:`dpbounds.ufuncs`); the functions here
+validate their arguments against the constraints the ufunc declares (``DPBoundsError``,
+a ``ValueError``, naming the parameter), broadcast, and return a Python float for scalar
+input.
 """
 from __future__ import annotations
 
@@ -24,14 +25,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbounds.epochs import compose_delta
 
-from dpbounds import _tradeoff as _uf
+import warnings
+
+from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
+from dpbounds._dispatch import call
 from dpbounds._validation import (
+    Constraint,
     as_float_array,
-    check,
     check_choice,
     check_closed_unit,
-    check_finite_positive,
-    check_rounds,
+    check_constraint,
     scalar_or_array,
 )
 
@@ -47,31 +50,17 @@ __all__ = [
     "gaussian_compose",
     "f0delta_compose",
     "multi_epoch_tradeoff",
-    "max_gap_gaussian",
+    "gaussian_max_gap",
     "sep",
     "sep_gaussian",
     "gdp_delta",
     "gdp_epsilon",
-    "mu_random_allocation",
-    "mu_poisson",
-    "mu_poisson_drs",
+    "gdp_mu_random_allocation",
+    "gdp_mu_poisson",
+    "gdp_mu_poisson_drs",
 ]
 
 _SQRT2 = float(np.sqrt(2.0))
-
-
-def _nonneg(name: str, value: Any, allow_inf: bool = True) -> NDArray[np.float64]:
-    arr = as_float_array(name, value)
-    with np.errstate(invalid="ignore"):
-        ok = arr >= 0 if allow_inf else (arr >= 0) & np.isfinite(arr)
-    check(name, arr, ok, ">= 0" if allow_inf else "finite and >= 0")
-    return arr
-
-
-def _real(name: str, value: Any) -> NDArray[np.float64]:
-    arr = as_float_array(name, value)
-    check(name, arr, ~np.isnan(arr), "a real number (not NaN)")
-    return arr
 
 
 def _out(res: Any) -> Any:
@@ -99,9 +88,7 @@ def gaussian_tradeoff(a: ArrayLike, mu: ArrayLike) -> Any:
         relative error <= 2e-13 against mpmath where ``G >= 1e-300`` (tests/test_tradeoff.py).
         ``G_0(a) = 1 - a`` exactly.  SPEC A.11.
     """
-    a = check_closed_unit("a", a)
-    mu = _nonneg("mu", mu)
-    return _out(_uf.gaussian_tradeoff(a, mu))
+    return call("gaussian_tradeoff", a=a, mu=mu)
 
 
 def f0delta_tradeoff(a: ArrayLike, delta: ArrayLike) -> Any:
@@ -114,9 +101,7 @@ def f0delta_tradeoff(a: ArrayLike, delta: ArrayLike) -> Any:
     delta : array_like
         In [0, 1].
     """
-    a = check_closed_unit("a", a)
-    delta = check_closed_unit("delta", delta)
-    return _out(_uf.f0delta_tradeoff(a, delta))
+    return call("f0delta_tradeoff", a=a, delta=delta)
 
 
 def gaussian_f0delta_tradeoff(a: ArrayLike, mu: ArrayLike, delta: ArrayLike) -> Any:
@@ -125,16 +110,13 @@ def gaussian_f0delta_tradeoff(a: ArrayLike, mu: ArrayLike, delta: ArrayLike) -> 
     Zero for ``a >= 1 - delta`` (SPEC A.11, derived; the form of Theorem 4.2's bound).
     Accuracy: that of :func:`gaussian_tradeoff` plus 2 ulp.
     """
-    a = check_closed_unit("a", a)
-    mu = _nonneg("mu", mu)
-    delta = check_closed_unit("delta", delta)
-    return _out(_uf.gaussian_f0delta_tradeoff(a, mu, delta))
+    return call("gaussian_f0delta_tradeoff", a=a, mu=mu, delta=delta)
 
 
 def gaussian_compose(mu: ArrayLike, epochs: ArrayLike) -> Any:
     """``G_mu^{(x)E} = G_{mu sqrt(E)}``: the mu of E-fold composition."""
-    mu = _nonneg("mu", mu)
-    epochs = _nonneg("epochs", epochs, allow_inf=False)
+    mu = check_constraint("mu", mu, Constraint.NONNEGATIVE)
+    epochs = check_constraint("epochs", epochs, Constraint.FINITE_NONNEGATIVE)
     return _out(mu * np.sqrt(epochs))
 
 
@@ -153,22 +135,17 @@ def multi_epoch_tradeoff(a: ArrayLike, delta: ArrayLike, epochs: ArrayLike) -> A
     If a single epoch satisfies ``f >= f_{0,delta}`` then E epochs satisfy
     ``f^{(x)E}(a) >= (1 - delta)^E - a``: a BOUND under that hypothesis.
     """
-    a = check_closed_unit("a", a)
-    delta = check_closed_unit("delta", delta)
-    epochs = _nonneg("epochs", epochs, allow_inf=False)
-    return _out(_uf.multi_epoch_tradeoff(a, delta, epochs))
+    return call("multi_epoch_tradeoff", a=a, delta=delta, epochs=epochs)
 
 
-def max_gap_gaussian(mu: ArrayLike, delta: ArrayLike = 0.0) -> Any:
+def gaussian_max_gap(mu: ArrayLike, delta: ArrayLike = 0.0) -> Any:
     """``max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2)``.
 
     For ``delta = 0`` this is the total variation distance of G_mu, attained at
     ``a* = Phi(-mu/2)``.  Computed as ``erf(mu/(2 sqrt 2)) + delta erfc(mu/(2 sqrt 2))``
     (relative error <= 4 ulp, no cancellation for small mu).  SPEC A.11.
     """
-    mu = _nonneg("mu", mu)
-    delta = check_closed_unit("delta", delta)
-    return _out(_uf.gaussian_max_gap(mu, delta))
+    return call("gaussian_max_gap", mu=mu, delta=delta)
 
 
 def _sep_scale(convention: str) -> float:
@@ -185,7 +162,7 @@ def sep_gaussian(mu: ArrayLike, delta: ArrayLike = 0.0, convention: str = "eucli
     square root; SPEC A.11 note).
     """
     scale = _sep_scale(convention)
-    return _out(np.asarray(max_gap_gaussian(mu, delta)) / scale)
+    return _out(np.asarray(gaussian_max_gap(mu, delta)) / scale)
 
 
 def sep(
@@ -258,11 +235,7 @@ def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: b
     At moderate M this curve is a worse approximation of the true random-allocation
     curve than plain ``G_mu`` (SPEC A.10); prefer :func:`tradeoff_edgeworth`.
     """
-    a = check_closed_unit("a", a)
-    sigma = check_finite_positive("sigma", sigma)
-    rounds = check_rounds("rounds", rounds, minimum=2)
-    uf = _uf.tradeoff_clt_truncated if truncated else _uf.tradeoff_clt
-    return _out(uf(a, sigma, rounds))
+    return call("tradeoff_clt_truncated" if truncated else "tradeoff_clt", a=a, sigma=sigma, rounds=rounds)
 
 
 def tradeoff_clt_slope(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any:
@@ -273,10 +246,7 @@ def tradeoff_clt_slope(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     <= 1e-12 against mpmath (tested).  ``f'(0) = -inf``, ``f'(1) = 0``.  Useful to check
     convexity (f' non-decreasing) and for symmetrisation (the fixed point has f' = -1).
     """
-    a = check_closed_unit("a", a)
-    sigma = check_finite_positive("sigma", sigma)
-    rounds = check_rounds("rounds", rounds, minimum=2)
-    return _out(_uf.tradeoff_clt_slope(a, sigma, rounds))
+    return call("tradeoff_clt_slope", a=a, sigma=sigma, rounds=rounds)
 
 
 def tradeoff_edgeworth(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any:
@@ -305,17 +275,15 @@ def tradeoff_edgeworth(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     tests/test_tradeoff_mc.py) shows it tracks the true curve where G_mu and the CLT
     integral do not, e.g. at M = 100, sigma = 2.
     """
-    a = check_closed_unit("a", a)
-    sigma = check_finite_positive("sigma", sigma)
-    rounds = check_rounds("rounds", rounds, minimum=3)
-    return _out(_uf.tradeoff_edgeworth(a, sigma, rounds))
+    return call("tradeoff_edgeworth", a=a, sigma=sigma, rounds=rounds)
 
 
 def edgeworth_status(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any:
     """Why :func:`tradeoff_edgeworth` is NaN: bitmask, 0 = defined.
 
-    1 = bad input; 2 = ``p_M'(0) <= 0`` or ``p_{M-1}'(0) <= 0``; 4 = ``Phi^{-1}(1 - a)``
-    outside the range of ``p_M`` on its monotone branch.
+    Bits of the package's one status table (``dpbounds.ufuncs.STATUS_BITS``): 1 = bad
+    input; 32 = ``p_M'(0) <= 0`` or ``p_{M-1}'(0) <= 0``; 64 = ``Phi^{-1}(1 - a)`` outside
+    the range of ``p_M`` on its monotone branch.
     """
     res = _uf.edgeworth_status(as_float_array("a", a), as_float_array("sigma", sigma),
                                as_float_array("rounds", rounds))
@@ -341,12 +309,8 @@ def tradeoff_lower_bound(
         The bound where Theorem 3.1 is valid (M >= 3, sigma^2 ln M >= 3 and condition (2)
         evaluated at delta_min, SPEC A.6); NaN where it is not -- never silently.
     """
-    a = check_closed_unit("a", a)
-    sigma = check_finite_positive("sigma", sigma)
-    rounds = check_rounds("rounds", rounds, minimum=2)
     coefficient = check_choice("coefficient", coefficient, ("exact", "simplified"))
-    uf = _uf.tradeoff_lower_bound_exact if coefficient == "exact" else _uf.tradeoff_lower_bound_simplified
-    return _out(uf(a, sigma, rounds))
+    return call(f"tradeoff_lower_bound_{coefficient}", a=a, sigma=sigma, rounds=rounds)
 
 
 # ---------------------------------------------------------------- Gaussian DP
@@ -371,9 +335,7 @@ def gdp_delta(eps: ArrayLike, mu: ArrayLike) -> Any:
         error <= 1e-13 against mpmath for mu >= 0.1 and delta >= 1e-300 (the
         conditioning ``|u|/mu`` of the difference enters for smaller mu).  SPEC A.11.
     """
-    eps = _real("eps", eps)
-    mu = _nonneg("mu", mu)
-    return _out(_uf.gdp_delta(eps, mu))
+    return call("gdp_delta", eps=eps, mu=mu)
 
 
 def gdp_epsilon(delta: ArrayLike, mu: ArrayLike) -> Any:
@@ -384,45 +346,53 @@ def gdp_epsilon(delta: ArrayLike, mu: ArrayLike) -> Any:
     mu in [0.01, 50] (measured 7e-15).  ``delta >= delta(0) = erf(mu/(2 sqrt2))``
     gives 0, ``delta = 0`` gives inf.
     """
-    delta = check_closed_unit("delta", delta)
-    mu = _nonneg("mu", mu)
-    return _out(_uf.gdp_epsilon(delta, mu))
+    return call("gdp_epsilon", delta=delta, mu=mu)
 
 
-def mu_random_allocation(sigma: ArrayLike, rounds: ArrayLike, epochs: ArrayLike = 1) -> Any:
+def gdp_mu_random_allocation(sigma: ArrayLike, rounds: ArrayLike, epochs: ArrayLike = 1) -> Any:
     """Gaussian parameter of random allocation, ``sqrt(E (e^{1/sigma^2} - 1)/(M - 1))``.
 
     Theorem 4.2: one epoch of M rounds is asymptotically ``G_{mu_M}``-DP with
     ``mu_M = sqrt((w-1)/(M-1))`` (plus a vanishing gamma'_M and an o(1/M) delta), and E
     epochs compose to ``mu_M sqrt(E)``; with ``E = c^2 M`` the limit is
     ``c sqrt(e^{1/sigma^2} - 1)``, the same as Poisson subsampling with rate 1/M over
-    EM steps (:func:`mu_poisson`).  ASYMPTOTIC, not a bound.
+    EM steps (:func:`gdp_mu_poisson`).  ASYMPTOTIC, not a bound.
     """
-    sigma = check_finite_positive("sigma", sigma)
-    rounds = check_rounds("rounds", rounds, minimum=2)
-    epochs = _nonneg("epochs", epochs, allow_inf=False)
-    return _out(_uf.gdp_mu_random_allocation(sigma, rounds, epochs))
+    return call("gdp_mu_random_allocation", sigma=sigma, rounds=rounds, epochs=epochs)
 
 
-def mu_poisson(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
+def gdp_mu_poisson(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
     """Bu et al. (2019) CLT mu of Poisson-subsampled Gaussian: ``p sqrt(T (e^{1/sigma^2} - 1))``.
 
     Asymptotic (p sqrt(T) -> const), not a bound.  SPEC A.11.
     """
-    sigma = check_finite_positive("sigma", sigma)
-    sample_rate = check_closed_unit("sample_rate", sample_rate)
-    steps = _nonneg("steps", steps, allow_inf=False)
-    return _out(_uf.gdp_mu_poisson(sigma, sample_rate, steps))
+    return call("gdp_mu_poisson", sigma=sigma, sample_rate=sample_rate, steps=steps)
 
 
-def mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
+def gdp_mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
     """Dong-Roth-Su Cor. 5.4 mu: ``p sqrt(2T (e^{1/sigma^2} Phi(3/(2 sigma)) + 3 Phi(-1/(2 sigma)) - 2))``.
 
-    Its ratio to :func:`mu_poisson` tends to sqrt 2 as sigma -> 0 and to 1 as
+    Its ratio to :func:`gdp_mu_poisson` tends to sqrt 2 as sigma -> 0 and to 1 as
     sigma -> inf.  Computed without cancellation for large sigma (relative error
     <= 1e-14, tested).  Asymptotic, not a bound.  SPEC A.11.
     """
-    sigma = check_finite_positive("sigma", sigma)
-    sample_rate = check_closed_unit("sample_rate", sample_rate)
-    steps = _nonneg("steps", steps, allow_inf=False)
-    return _out(_uf.gdp_mu_poisson_drs(sigma, sample_rate, steps))
+    return call("gdp_mu_poisson_drs", sigma=sigma, sample_rate=sample_rate, steps=steps)
+
+
+# ---------------------------------------------------------------- deprecated names
+# Earlier names that broke the one naming rule (C dpb_<name> -> ufunc <name> -> Python <name>).
+_RENAMED = {
+    "max_gap_gaussian": "gaussian_max_gap",
+    "mu_random_allocation": "gdp_mu_random_allocation",
+    "mu_poisson": "gdp_mu_poisson",
+    "mu_poisson_drs": "gdp_mu_poisson_drs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(f"dpbounds.tradeoff.{name} is deprecated; use {new} (same function)",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

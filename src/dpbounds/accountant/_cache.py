@@ -15,7 +15,7 @@ import functools
 import sys
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, Callable, Hashable, ParamSpec, TypeVar, cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ __all__ = ["clear_cache", "cache_info", "set_cache_limit", "cached", "memoize", 
 DEFAULT_LIMIT_BYTES = 256 * 2 ** 20
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def _weigh(value: Any, depth: int = 0) -> int:
@@ -98,14 +99,17 @@ def cached(key: Hashable, build: Callable[[], T]) -> T:
     return _STORE.put(key, build())  # type: ignore[no-any-return]
 
 
-def memoize(kind: str, maxsize: int = 0) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Decorator: cache a pure function of hashable arguments in the one store (``maxsize`` unused:
-    the store is bounded by bytes, not entries)."""
-    def deco(fn: Callable[..., T]) -> Callable[..., T]:
+def memoize(kind: str, maxsize: int = 0) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Decorator: cache a pure function of hashable positional arguments in the one store
+    (``maxsize`` unused: the store is bounded by bytes, not entries).  The decorated function
+    keeps its signature (for type checkers and ``inspect``)."""
+    def deco(fn: Callable[P, T]) -> Callable[P, T]:
+        plain: Callable[..., T] = fn
+
         @functools.wraps(fn)
         def wrapper(*args: Any) -> T:
-            return cached((kind,) + tuple(args), lambda: fn(*args))
-        return wrapper
+            return cached((kind,) + tuple(args), lambda: plain(*args))
+        return cast(Callable[P, T], wrapper)
     return deco
 
 

@@ -4,7 +4,7 @@
 and :func:`dpbounds.tradeoff.gdp_epsilon`.  Two readings of the asymptotic mu of E epochs of
 random allocation exist, and each caller names the one it uses:
 
-* :func:`dpbounds.tradeoff.mu_random_allocation`: sqrt(E (e^{1/sigma^2} - 1) / (M - 1)), the
+* :func:`dpbounds.tradeoff.gdp_mu_random_allocation`: sqrt(E (e^{1/sigma^2} - 1) / (M - 1)), the
   Theorem 4.2 reading of "Trade-off Functions for DP-SGD with Subsampling based on Random
   Allocation: Tight Upper and Lower Bounds" (see the documentation);
 * :func:`mu_poisson_limit` here: sqrt(E (e^{1/sigma^2} - 1) / M), the Poisson-subsampling CLT
@@ -13,7 +13,7 @@ random allocation exist, and each caller names the one it uses:
 """
 from __future__ import annotations
 
-from dpbounds._tradeoff import gdp_delta, gdp_epsilon, gdp_mu_poisson  # type: ignore[import-not-found, unused-ignore]
+from dpbounds._ufuncs import gdp_delta, gdp_epsilon, gdp_mu_poisson  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = ["gdp_delta", "gdp_epsilon", "mu_poisson_limit"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
+from dpbounds._kernels import (  # type: ignore[import-not-found, unused-ignore]
     FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted_grid)
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._exact import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
+from dpbounds._kernels import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import memoize
 from dpbounds.accountant._lattice import place_lower, place_upper
 from dpbounds.accountant._law import LatticePMFs, SingleEpochLaw

@@ -27,9 +27,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds import _validation as V
-from dpbounds.rdp import _rdp
+from dpbounds._dispatch import call
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
 from dpbounds.rdp._accountant import DEFAULT_ORDERS, RDPAccountant
 from dpbounds.rdp._mechanisms import (
+    _BOUNDS,
     Custom,
     Gaussian,
     Laplace,
@@ -62,21 +65,7 @@ __all__ = [
 Array = NDArray[np.float64]
 
 
-def _alpha(alpha: Any) -> Array:
-    a = V.as_float_array("alpha", alpha)
-    with np.errstate(invalid="ignore"):
-        V.check("alpha", a, a >= 1, ">= 1 (inf allowed)")
-    return a
-
-
-def _unit(name: str, value: Any, closed: bool) -> Array:
-    arr = V.as_float_array(name, value)
-    with np.errstate(invalid="ignore"):
-        if closed:
-            V.check(name, arr, (arr >= 0) & (arr <= 1), "in [0, 1]")
-        else:
-            V.check(name, arr, (arr > 0) & (arr < 1), "in the open interval (0, 1)")
-    return arr
+_ORDER = V.Constraint.ORDER
 
 
 def gaussian(alpha: Any, sigma: Any) -> Any:
@@ -94,8 +83,7 @@ def gaussian(alpha: Any, sigma: Any) -> Any:
     float or ndarray
         eps(alpha); accurate to 2 ulp.  SPEC Part B section 1.
     """
-    a, s = V.broadcast(alpha=_alpha(alpha), sigma=V.check_finite_positive("sigma", sigma))
-    return V.scalar_or_array(_rdp.gaussian(a, s))
+    return call("rdp_gaussian", alpha=alpha, sigma=sigma)
 
 
 def laplace(alpha: Any, b: Any) -> Any:
@@ -105,8 +93,7 @@ def laplace(alpha: Any, b: Any) -> Any:
     ``1/b + e^{-1/b} - 1``, ``a = inf`` gives ``1/b``.  Relative error <= 1e-14 (vs mpmath,
     tests/test_rdp_kernels.py), with no cancellation for large ``b``.  SPEC Part B section 1.
     """
-    a, bb = V.broadcast(alpha=_alpha(alpha), b=V.check_finite_positive("b", b))
-    return V.scalar_or_array(_rdp.laplace(a, bb))
+    return call("rdp_laplace", alpha=alpha, b=b)
 
 
 def randomized_response(alpha: Any, p: Any) -> Any:
@@ -115,11 +102,7 @@ def randomized_response(alpha: Any, p: Any) -> Any:
     ``a = 1``: ``(2p-1) log(p/(1-p))``; ``a = inf``: ``|log(p/(1-p))|``.  Relative error
     <= 1e-14 including ``p`` near 1/2.  SPEC Part B section 1.
     """
-    a, pp = V.broadcast(alpha=_alpha(alpha), p=_unit("p", p, closed=False))
-    return V.scalar_or_array(_rdp.randomized_response(a, pp))
-
-
-_BOUNDS = {"theorem9": 0, "improved": 1, "lower": 2}
+    return call("rdp_randomized_response", alpha=alpha, p=p)
 
 
 def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "improved") -> Any:
@@ -156,11 +139,11 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
     the table across gammas and orders.
     """
     b = V.check_choice("bound", bound, tuple(_BOUNDS))
-    a, s, g = V.broadcast(alpha=_alpha(alpha), sigma=V.check_finite_positive("sigma", sigma),
-                          gamma=_unit("gamma", gamma, closed=True))
+    a, s, g = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
+                            "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, gamma=gamma)
     if np.any(a[np.isfinite(a)] > 1e6):
         raise ValueError("alpha must be <= 1e6 (or inf)")
-    return V.scalar_or_array(_rdp.wor_gaussian(a, s, g, _BOUNDS[b]))
+    return V.scalar_or_array(_kernels.wor_gaussian(a, s, g, _BOUNDS[b]))
 
 
 def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any, gamma: Any,
@@ -190,7 +173,7 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
         Relative error <= 1e-12 vs mpmath (tests/test_rdp_kernels.py).  SPEC Part B section 2.
     """
     V.check_choice("bound", bound, ("theorem9", "improved"))
-    a, g = V.broadcast(alpha=_alpha(alpha), gamma=_unit("gamma", gamma, closed=True))
+    a, g = V.check_args({"alpha": _ORDER, "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, gamma=gamma)
     fin = np.isfinite(a)
     amax = float(np.max(a[fin])) if fin.any() else 2.0
     need = int(math.ceil(max(amax, 2.0))) + 1 + (1 if bound == "improved" else 0)
@@ -224,11 +207,11 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     if not ei >= 0:
         raise ValueError(f"eps_inf must be >= 0, got {eps_inf!r}")
     gu, inv = np.unique(g.ravel(), return_inverse=True)
-    curves = np.asarray(_rdp.wor_table(table, ei, gu, _BOUNDS[bound]))
+    curves = np.asarray(_kernels.wor_table(table, ei, gu, _BOUNDS[bound]))
     af = np.where(fin, a, 2.0).ravel()
     lo = np.clip(np.floor(af), 2, None).astype(np.intp)
     hi = np.clip(np.ceil(af), 2, None).astype(np.intp)
-    out = np.asarray(_rdp.interp(af, curves[inv, lo], curves[inv, hi]))
+    out = np.asarray(_ufuncs.rdp_interp(af, curves[inv, lo], curves[inv, hi]))
     if f is not None:
         base = np.asarray(f(af), dtype=np.float64)
         out = np.minimum(out, base)
@@ -265,23 +248,20 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
     q = 1e-7).  SPEC Part B section 6.
     """
     m = V.check_choice("mode", mode, ("exact", "compat"))
-    a, s, qq = V.broadcast(alpha=_alpha(alpha), sigma=V.check_finite_positive("sigma", sigma),
-                           q=_unit("q", q, closed=True))
+    a, s, qq = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
+                             "q": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, q=q)
     if np.any(a[np.isfinite(a)] > 1e6):
         raise ValueError("alpha must be <= 1e6 (or inf)")
-    f = _rdp.poisson_gaussian_exact if m == "exact" else _rdp.poisson_gaussian_compat
+    f = getattr(_ufuncs, f"rdp_poisson_gaussian_{m}")
     return V.scalar_or_array(f(a, s, qq))
 
 
 def _curve(rdp_values: Any, orders: Any) -> tuple[Array, Array]:
-    o = V.as_float_array("orders", orders).ravel()
-    with np.errstate(invalid="ignore"):
-        V.check("orders", o, o >= 1, ">= 1")
+    o = V.check_constraint("orders", orders, _ORDER).ravel()
     r = V.as_float_array("rdp_values", rdp_values)
     if r.ndim == 0 or r.shape[-1] != o.size:
         raise ValueError(f"rdp_values must have last axis of length len(orders) = {o.size}, got shape {r.shape}")
-    with np.errstate(invalid="ignore"):
-        V.check("rdp_values", r, r >= 0, ">= 0")
+    V.check("rdp_values", r, V.Constraint.NONNEGATIVE.holds(r), V.Constraint.NONNEGATIVE.text)
     return r, o
 
 
@@ -305,8 +285,8 @@ def epsilon(rdp_values: Any, orders: Any, delta: Any, conversion: str = "improve
     """
     c = V.check_choice("conversion", conversion, ("improved", "classic"))
     r, o = _curve(rdp_values, orders)
-    d = _unit("delta", delta, closed=False)
-    f = _rdp.eps_objective_improved if c == "improved" else _rdp.eps_objective_classic
+    d = V.check_open_unit("delta", delta)
+    f = getattr(_ufuncs, f"rdp_eps_objective_{c}")
     v = np.asarray(f(o, r, np.asarray(d)[..., None]))
     i = np.argmin(v, axis=-1)
     best = np.take_along_axis(v, i[..., None], axis=-1)[..., 0]
@@ -324,10 +304,8 @@ def delta(rdp_values: Any, orders: Any, epsilon: Any, conversion: str = "improve
     """
     c = V.check_choice("conversion", conversion, ("improved", "classic"))
     r, o = _curve(rdp_values, orders)
-    e = V.as_float_array("epsilon", epsilon)
-    with np.errstate(invalid="ignore"):
-        V.check("epsilon", e, e >= 0, ">= 0")
-    f = _rdp.logdelta_objective_improved if c == "improved" else _rdp.logdelta_objective_classic
+    e = V.check_constraint("epsilon", epsilon, V.Constraint.NONNEGATIVE)
+    f = getattr(_ufuncs, f"rdp_logdelta_objective_{c}")
     v = np.asarray(f(o, r, np.asarray(e)[..., None]))
     i = np.argmin(v, axis=-1)
     best = np.exp(np.take_along_axis(v, i[..., None], axis=-1)[..., 0])

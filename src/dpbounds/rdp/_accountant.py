@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
-from dpbounds.rdp import _rdp
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds.rdp._mechanisms import (
     Mechanism,
     PoissonGaussian,
@@ -192,9 +192,9 @@ class RDPAccountant(PrivacyAccountant):
     # ---------------------------------------------------------------- conversion
     def _objective(self, kind: str, target: float) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
         if kind == "eps":
-            f = _rdp.eps_objective_improved if self.conversion == "improved" else _rdp.eps_objective_classic
+            f = _ufuncs.rdp_eps_objective_improved if self.conversion == "improved" else _ufuncs.rdp_eps_objective_classic
         else:
-            f = _rdp.logdelta_objective_improved if self.conversion == "improved" else _rdp.logdelta_objective_classic
+            f = _ufuncs.rdp_logdelta_objective_improved if self.conversion == "improved" else _ufuncs.rdp_logdelta_objective_classic
 
         def obj(a: NDArray[np.float64]) -> NDArray[np.float64]:
             a = np.asarray(a, dtype=np.float64)

@@ -14,7 +14,8 @@ from typing import Any, Callable, Hashable
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds.rdp import _rdp
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
 
 __all__ = [
     "Mechanism",
@@ -62,7 +63,7 @@ class Gaussian(Mechanism):
         return ("gaussian", self.sigma)
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(_rdp.gaussian(alpha, self.sigma))
+        return np.asarray(_ufuncs.rdp_gaussian(alpha, self.sigma))
 
     def __repr__(self) -> str:
         return f"Gaussian(sigma={self.sigma!r})"
@@ -79,7 +80,7 @@ class Laplace(Mechanism):
         return ("laplace", self.b)
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(_rdp.laplace(alpha, self.b))
+        return np.asarray(_ufuncs.rdp_laplace(alpha, self.b))
 
     def __repr__(self) -> str:
         return f"Laplace(b={self.b!r})"
@@ -96,7 +97,7 @@ class RandomizedResponse(Mechanism):
         return ("rr", self.p)
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(_rdp.randomized_response(alpha, self.p))
+        return np.asarray(_ufuncs.rdp_randomized_response(alpha, self.p))
 
     def __repr__(self) -> str:
         return f"RandomizedResponse(p={self.p!r})"
@@ -113,7 +114,7 @@ class PoissonGaussian(Mechanism):
 
     def __init__(self, sigma: float, q: float, mode: str = "exact") -> None:
         self.sigma, self.q, self.mode = float(sigma), float(q), str(mode)
-        self._f = _rdp.poisson_gaussian_exact if mode == "exact" else _rdp.poisson_gaussian_compat
+        self._f = _ufuncs.rdp_poisson_gaussian_exact if mode == "exact" else _ufuncs.rdp_poisson_gaussian_compat
 
     @property
     def key(self) -> Hashable:
@@ -161,7 +162,7 @@ class _IntegerTable(Mechanism):
         af = np.where(fin, a, 2.0)
         lo = np.clip(np.floor(af), 2, None).astype(np.intp)
         hi = np.clip(np.ceil(af), 2, None).astype(np.intp)
-        out = np.asarray(_rdp.interp(af, t[lo], t[hi]), dtype=np.float64)
+        out = np.asarray(_ufuncs.rdp_interp(af, t[lo], t[hi]), dtype=np.float64)
         base = self._base(af)
         if base is not None:
             out = np.minimum(out, base)
@@ -192,17 +193,17 @@ class SubsampledGaussianWOR(_IntegerTable):
 
     def _compute(self, n: int) -> NDArray[np.float64]:
         t = np.full(n, np.nan)
-        t[2:] = _rdp.wor_gaussian(np.arange(2, n, dtype=np.float64), self.sigma, self.gamma, self._b)
+        t[2:] = _kernels.wor_gaussian(np.arange(2, n, dtype=np.float64), self.sigma, self.gamma, self._b)
         return t
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         a = np.asarray(alpha, dtype=np.float64)
         if self._b == 2:   # lower bound: exact at real orders (no interpolation)
-            return np.asarray(_rdp.wor_gaussian(a, self.sigma, self.gamma, 2))
+            return np.asarray(_kernels.wor_gaussian(a, self.sigma, self.gamma, 2))
         return super().rdp(a)
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(_rdp.gaussian(alpha, self.sigma))
+        return np.asarray(_ufuncs.rdp_gaussian(alpha, self.sigma))
 
     def _at_inf(self) -> float:
         return math.inf if self.gamma > 0 else 0.0
@@ -248,7 +249,7 @@ class SubsampledWOR(_IntegerTable):
         orders = np.arange(2, n + extra, dtype=np.float64)
         e = np.zeros(n + extra)
         e[2:] = np.asarray(self._f(orders), dtype=np.float64)
-        return np.asarray(_rdp.wor_table(e, self.eps_inf, self.gamma, _BOUNDS[self.bound]))[:n]
+        return np.asarray(_kernels.wor_table(e, self.eps_inf, self.gamma, _BOUNDS[self.bound]))[:n]
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(self._f(alpha), dtype=np.float64)

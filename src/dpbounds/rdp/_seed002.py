@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds import _validation as V
-from dpbounds.rdp import _rdp
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 
 __all__ = [
     "NoiseAllocation",
@@ -105,7 +105,7 @@ def _interp_int(alpha: Array, f_int: Callable[[int], float]) -> Array:
             out[idx] = math.inf
             continue
         lo, hi = max(math.floor(a), 2), max(math.ceil(a), 2)
-        out[idx] = float(_rdp.interp(a, g(lo), g(hi)))
+        out[idx] = float(_ufuncs.rdp_interp(a, g(lo), g(hi)))
     return out
 
 
@@ -147,10 +147,10 @@ def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf
         if form == "relaxed":
             d0 = min((cp / ci) ** pp, float(d) if d is not None else math.inf) if ci < cp else 1.0
             c = min(ci, cp)
-            return d0 * float(_rdp.poisson_gaussian_exact(float(n), s / c, qq))
-        v = k * float(_rdp.poisson_gaussian_exact(float(n), s / ci, qq)) if k else 0.0
+            return d0 * float(_ufuncs.rdp_poisson_gaussian_exact(float(n), s / c, qq))
+        v = k * float(_ufuncs.rdp_poisson_gaussian_exact(float(n), s / ci, qq)) if k else 0.0
         if rem > 0:
-            v += float(_rdp.poisson_gaussian_exact(float(n), s / rem, qq))
+            v += float(_ufuncs.rdp_poisson_gaussian_exact(float(n), s / rem, qq))
         return v
 
     return V.scalar_or_array(_interp_int(a, f))
@@ -211,9 +211,9 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
     kv, rem = _vertex(cp, ci, pp, d)
 
     def log_b(k: int) -> float:   # log prod_l A_k = sum_l (k-1) eps_PSG(k; q2, sigma/|s_l|)
-        v = kv * float(_rdp.poisson_gaussian_exact(float(k), s / ci, r2)) if kv else 0.0
+        v = kv * float(_ufuncs.rdp_poisson_gaussian_exact(float(k), s / ci, r2)) if kv else 0.0
         if rem > 0:
-            v += float(_rdp.poisson_gaussian_exact(float(k), s / rem, r2))
+            v += float(_ufuncs.rdp_poisson_gaussian_exact(float(k), s / rem, r2))
         return (k - 1) * v
 
     def f(n: int) -> float:
