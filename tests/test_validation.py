@@ -1,5 +1,6 @@
 """Bad input to the validated API: one ValueError that names the parameter (and counts bad elements)."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -93,3 +94,54 @@ def test_scalar_types_out():
 
 def test_nothing_is_lost_scalar_vs_numpy_scalar():
     assert dpbounds.delta_bound(1.0, 10**6) == dpbounds.delta_bound(np.float32(1.0), np.int32(10**6))
+
+
+# ---------------------------------------------------------------- the one constraint vocabulary
+import dpbounds  # noqa: E402
+from dpbounds import _kernels  # noqa: E402
+from dpbounds._validation import Constraint, check_args, check_constraint  # noqa: E402
+
+_HARD = [np.nan, -np.inf, -1.0, -0.0, 0.0, 5e-324, 1e-300, 0.5, 1.0 - 2**-53, 1.0, 1.0 + 2**-52, 1.5, 2.0,
+         2.5, 3.0, 3.0 - 2**-51, 4.0, 1e15, 2.0**53 + 2, 1e300, np.inf]
+
+
+@pytest.mark.parametrize("name", ["FINITE_POSITIVE", "OPEN_UNIT", "INTEGER_GE_1", "INTEGER_GE_3"])
+def test_fast_path_predicates_agree_with_the_constraint_table(name):
+    # the compiled scalar fast paths carry a scalar twin of a few rules; they must agree exactly
+    arr = np.array(_HARD)
+    expect = Constraint[name].holds(arr)
+    got = np.array([_kernels._scalar_holds(name, float(x)) for x in arr])
+    np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.parametrize("c", list(Constraint), ids=lambda c: c.name)
+def test_every_constraint_rejects_nan_except_any(c):
+    held = c.holds(np.array([np.nan]))[0]
+    assert held == (c is Constraint.ANY)
+    if c is not Constraint.ANY:
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^x must be " + re.escape(c.text)):
+            check_constraint("x", np.nan, c)
+
+
+def test_check_args_names_first_bad_argument_and_broadcasts():
+    a, b = check_args({"a": Constraint.CLOSED_UNIT, "b": Constraint.FINITE_POSITIVE}, a=[0.1, 0.2], b=[[1.0], [2.0]])
+    assert a.shape == b.shape == (2, 2)
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^b must be finite and > 0: 1 of 3 elements"):
+        check_args({"a": Constraint.CLOSED_UNIT, "b": Constraint.FINITE_POSITIVE}, a=0.5, b=[1.0, -1.0, 2.0])
+    with pytest.raises(dpbounds.DPBoundsError, match=r"shapes do not broadcast together: a\(3,\), b\(2,\)"):
+        check_args({"a": Constraint.ANY, "b": Constraint.ANY}, a=[1, 2, 3], b=[1, 2])
+    assert issubclass(dpbounds.DPBoundsError, ValueError)
+
+
+def test_scalar_fast_path_and_array_path_give_the_same_error():
+    for call in (lambda x: dpbounds.delta_bound(x, 100), lambda x: dpbounds.rounds_required(x, 0.01),
+                 lambda x: dpbounds.rounds_closed_form(x, 0.01), lambda x: dpbounds.min_dataset_size(x, 100)):
+        with pytest.raises(dpbounds.DPBoundsError) as scalar:
+            call(-1.0)
+        with pytest.raises(dpbounds.DPBoundsError) as array:
+            call(np.array(-1.0))
+        assert str(scalar.value) == str(array.value) == "sigma must be finite and > 0, got -1.0"
+    with pytest.raises(dpbounds.DPBoundsError, match="rounds must be an integer >= 3, got 3.5"):
+        dpbounds.delta_bound(1.0, 3.5)
+    with pytest.raises(dpbounds.DPBoundsError, match="rounds must be an integer >= 1, got 2.5"):
+        dpbounds.min_dataset_size(1.0, 2.5)

@@ -715,7 +715,7 @@ cdef double rdp_eps_objective_classic(double alpha, double rdp, double delta) no
         alpha: >= 1 (inf allowed)
         rdp: >= 0
         delta: in the open interval (0, 1)
-    Accuracy: <= 4 ulp (relative) for alpha >= 1, rdp >= 0, delta in (0, 1).
+    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; ulp of the largest term.
     C function: dpb_rdp_eps_objective.
     """
     return dpb_rdp_eps_objective(alpha, rdp, delta, DPB_CONV_CLASSIC)
@@ -728,7 +728,7 @@ cdef double rdp_eps_objective_improved(double alpha, double rdp, double delta) n
         alpha: >= 1 (inf allowed)
         rdp: >= 0
         delta: in the open interval (0, 1)
-    Accuracy: <= 4 ulp (relative) for alpha >= 1, rdp >= 0, delta in (0, 1).
+    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; ulp of the largest term.
     C function: dpb_rdp_eps_objective.
     """
     return dpb_rdp_eps_objective(alpha, rdp, delta, DPB_CONV_IMPROVED)
@@ -741,7 +741,7 @@ cdef double rdp_logdelta_objective_classic(double alpha, double rdp, double eps)
         alpha: >= 1 (inf allowed)
         rdp: >= 0
         eps: >= 0
-    Accuracy: <= 4 ulp (relative) for alpha >= 1, rdp >= 0, eps >= 0.
+    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.
     C function: dpb_rdp_logdelta_objective.
     """
     return dpb_rdp_logdelta_objective(alpha, rdp, eps, DPB_CONV_CLASSIC)
@@ -754,7 +754,7 @@ cdef double rdp_logdelta_objective_improved(double alpha, double rdp, double eps
         alpha: >= 1 (inf allowed)
         rdp: >= 0
         eps: >= 0
-    Accuracy: <= 4 ulp (relative) for alpha >= 1, rdp >= 0, eps >= 0.
+    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.
     C function: dpb_rdp_logdelta_objective.
     """
     return dpb_rdp_logdelta_objective(alpha, rdp, eps, DPB_CONV_IMPROVED)
