@@ -23,7 +23,8 @@ from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
-from dpbounds.accountant._tails import lower_tail_h0, spread_along_bound, upper_tail_h0, upper_tail_h1
+from dpbounds.accountant._tails import (extend_cdf_brackets, lower_tail_h0, spread_along_bound, upper_tail_h0,
+                                       upper_tail_h1)
 
 CArr = NDArray[np.complex128]
 
@@ -376,6 +377,81 @@ class LognormalSum(SingleEpochLaw):
         M = self.M
         return spread_along_bound(
             tot, l_xhi, lambda lk: upper_tail_h1(self.sigma, M, M * np.expm1(lk), far=True))
+
+    # -------------------------------------------------------------- the diluted pair (partial epoch)
+    def cdf_brackets(self, y: FArr) -> tuple[FArr, FArr, FArr, FArr]:
+        """Inside the window: the series value and the window's error terms, one-sided as
+        :meth:`delta` uses them (aliasing only adds mass to the wrapped CDF, mass below the
+        window only to the true one); beyond it: :func:`extend_cdf_brackets`."""
+        y = np.atleast_1d(np.asarray(y, dtype=float))
+        g0, g1 = self.wrapped_cdf_pair(np.clip(y, self.xlo, self.xhi))
+        num = self.err_trunc + self.err_round
+        lo0 = g0 - (self.tail_lo0 + self.tail_hi0 + num)
+        hi0 = g0 + (self.tail_lo0 + num)
+        lo1 = g1 - (self.tail_lo1 + self.tail_hi1 + num)
+        hi1 = g1 + (self.tail_lo1 + num)
+        return extend_cdf_brackets(self.sigma, self.M, self.xlo, self.xhi, y, lo0, hi0, lo1, hi1)
+
+    def diluted_lattice_pmfs(self, delta_l: float, r: float, M_outer: float) -> LatticePMFs:
+        """Cells of x = S - M narrow enough that the loss varies by <= delta_l / 2 near x = 0 (at
+        most 2^20 over the window); the mixture's cell masses are (1 - r) p0 + r p1.  The add loss
+        never exceeds -log(1 - r): mass below the window (and the cell-mass error) goes there in
+        the upper PMF instead of to +inf."""
+        M, k = float(M_outer), self.M
+        delta_l = float(delta_l)
+        edges, h, p0, p1, err = _cell_masses(self, max(delta_l * M * 0.5, self.P / 2 ** 20))
+        p0 = np.maximum(p0, 0.0)
+        p1 = np.maximum(p1, 0.0)
+        la = np.log1p(edges / M)  # edges >= xlo >= -k > -M: finite
+        lb = np.log1p((edges + h) / M)
+        hi0, hi1 = self.tail_hi0, self.tail_hi1
+        if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
+            hi0 = min(hi0, float(upper_tail_h0(self.sigma, k, [self.xhi], far=True)[0]))
+            hi1 = min(hi1, float(upper_tail_h1(self.sigma, k, [self.xhi], far=True)[0]))
+        lo0, lo1 = self.tail_lo0, self.tail_lo1
+        l_xlo = math.log1p(self.xlo / M)
+        l_xhi = math.log1p(self.xhi / M)
+        l_add_max = -math.log1p(-r)
+        # remove (loss unbounded above): mass below xlo at loss <= log1p(xlo/M); above xhi along
+        # the mixture's certified survival bound, the rest and the cell-mass error at +inf
+        tot_hi = (1.0 - r) * hi0 + r * hi1
+
+        def survival(lk: FArr) -> FArr:
+            y = M * np.expm1(lk)
+            return np.asarray((1.0 - r) * upper_tail_h0(self.sigma, k, y, far=True)
+                              + r * upper_tail_h1(self.sigma, k, y, far=True), dtype=np.float64)
+
+        spread = spread_along_bound(tot_hi, l_xhi, survival)
+        pm = (1.0 - r) * p0 + r * p1
+        rem = _round_cells(pm, la, lb, delta_l, [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread)
+        inf_rem = max(tot_hi - sum(m for _, m in spread), 0.0) + err
+        miss_rem = (1.0 - r) * (lo0 + hi0) + r * (lo1 + hi1) + err
+        # add (loss <= -log(1 - r)): above xhi at loss <= -log1p(xhi/M); below xlo and the
+        # cell-mass error at the largest possible loss
+        add = _round_cells(p0, -lb, -la, delta_l, [(-l_xhi, hi0), (l_add_max, lo0 + err)])
+        miss_add = lo0 + hi0 + err
+        return {
+            "remove": (rem[0], rem[1], inf_rem, rem[2], rem[3], miss_rem),
+            "add": (add[0], add[1], 0.0, add[2], add[3], miss_add),
+        }
+
+
+def _round_cells(p: FArr, l_lo: FArr, l_hi: FArr, delta_l: float,
+                 extra: list[tuple[float, float]]) -> tuple[int, FArr, int, FArr]:
+    """(jmin_up, pmf_up, jmin_dn, pmf_dn): cell masses ``p`` with losses in [l_lo, l_hi] rounded
+    up (upper PMF, plus the ``extra`` (loss, mass) pairs) and down (lower PMF, cells only)."""
+    ex = [(lv, mv) for lv, mv in extra if mv > 0 and math.isfinite(lv)]
+    j_up = np.ceil(l_hi / delta_l).astype(np.int64)
+    j_dn = np.floor(l_lo / delta_l).astype(np.int64)
+    pf_up = p
+    if ex:
+        j_up = np.concatenate([j_up, np.ceil(np.array([lv for lv, _ in ex]) / delta_l).astype(np.int64)])
+        pf_up = np.concatenate([p, np.array([mv for _, mv in ex])])
+    jmin = int(j_up.min())
+    pu = np.bincount(j_up - jmin, weights=pf_up)
+    jdmin = int(j_dn.min())
+    pd = np.bincount(j_dn - jdmin, weights=p)
+    return jmin, pu.astype(np.float64), jdmin, pd.astype(np.float64)
 
 
 

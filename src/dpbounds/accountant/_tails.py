@@ -20,7 +20,7 @@ from dpbounds.accountant._cache import memoize
 
 FArr = NDArray[np.float64]
 
-__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "spread_along_bound"]
+__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "spread_along_bound", "extend_cdf_brackets"]
 
 def _ndtr(x: Any) -> FArr:
     from dpbounds._ufuncs import ndtr
@@ -215,3 +215,25 @@ def spread_along_bound(tot: float, l_xhi: float,
     keep = masses > 0
     return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
 
+
+
+def extend_cdf_brackets(sigma: float, M: float, xlo: float, xhi: float, y: FArr, lo0: FArr, hi0: FArr,
+                        lo1: FArr, hi1: FArr) -> tuple[FArr, FArr, FArr, FArr]:
+    """CDF brackets of x = S - M (H0: ``lo0, hi0``; H1: ``lo1, hi1``, each computed at y clipped to
+    the served range [xlo, xhi]) made valid at every ``y``, clipped to [0, 1].
+
+    Beyond the range a CDF lies between its value at the range's end and 0 or 1: below xlo the
+    lower ends drop to 0; above xhi the upper ends rise to 1 and the lower ends are raised to
+    1 - (the rigorous upper tail bounds at y).  The arrays are modified in place."""
+    above = y > xhi
+    if np.any(above):
+        ya = np.minimum(y[above], 1e300)
+        hi0[above] = 1.0
+        hi1[above] = 1.0
+        lo0[above] = np.maximum(lo0[above], 1.0 - upper_tail_h0(sigma, M, ya))
+        lo1[above] = np.maximum(lo1[above], 1.0 - upper_tail_h1(sigma, M, ya))
+    below = y < xlo
+    lo0[below] = 0.0
+    lo1[below] = 0.0
+    return (np.clip(lo0, 0.0, 1.0), np.clip(hi0, 0.0, 1.0),
+            np.clip(lo1, 0.0, 1.0), np.clip(hi1, 0.0, 1.0))
