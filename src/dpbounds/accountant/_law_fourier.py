@@ -423,12 +423,12 @@ class LognormalSum(SingleEpochLaw):
 
         spread = spread_along_bound(tot_hi, l_xhi, survival)
         pm = (1.0 - r) * p0 + r * p1
-        rem = _round_cells(pm, la, lb, delta_l, [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread)
+        rem = _place_cells(pm, la, lb, delta_l, err, [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread)
         inf_rem = max(tot_hi - sum(m for _, m in spread), 0.0) + err
         miss_rem = (1.0 - r) * (lo0 + hi0) + r * (lo1 + hi1) + err
         # add (loss <= -log(1 - r)): above xhi at loss <= -log1p(xhi/M); below xlo and the
         # cell-mass error at the largest possible loss
-        add = _round_cells(p0, -lb, -la, delta_l, [(-l_xhi, hi0), (l_add_max, lo0 + err)])
+        add = _place_cells(p0, -lb, -la, delta_l, err, [(-l_xhi, hi0), (l_add_max, lo0 + err)])
         miss_add = lo0 + hi0 + err
         return {
             "remove": (rem[0], rem[1], inf_rem, rem[2], rem[3], miss_rem),
@@ -436,23 +436,22 @@ class LognormalSum(SingleEpochLaw):
         }
 
 
-def _round_cells(p: FArr, l_lo: FArr, l_hi: FArr, delta_l: float,
+def _place_cells(p: FArr, l_lo: FArr, l_hi: FArr, delta_l: float, err: float,
                  extra: list[tuple[float, float]]) -> tuple[int, FArr, int, FArr]:
-    """(jmin_up, pmf_up, jmin_dn, pmf_dn): cell masses ``p`` with losses in [l_lo, l_hi] rounded
-    up (upper PMF, plus the ``extra`` (loss, mass) pairs) and down (lower PMF, cells only)."""
+    """(jmin_up, pmf_up, jmin_dn, pmf_dn): cell masses ``p`` (l1 error <= ``err``) with losses in
+    [l_lo, l_hi] placed by connect-the-dots with the upper loss for the upper PMF (plus the
+    ``extra`` (loss, mass) pairs, placed the same way: their losses are upper bounds) and by
+    balanced merging with the lower loss for the lower PMF (cells only): :func:`place_upper`,
+    :func:`place_lower`, as :meth:`LognormalSum.lattice_pmfs` places the full epoch's cells."""
     ex = [(lv, mv) for lv, mv in extra if mv > 0 and math.isfinite(lv)]
-    j_up = np.ceil(l_hi / delta_l).astype(np.int64)
-    j_dn = np.floor(l_lo / delta_l).astype(np.int64)
-    pf_up = p
+    hi_up, p_up = l_hi, p
     if ex:
-        j_up = np.concatenate([j_up, np.ceil(np.array([lv for lv, _ in ex]) / delta_l).astype(np.int64)])
-        pf_up = np.concatenate([p, np.array([mv for _, mv in ex])])
-    jmin = int(j_up.min())
-    pu = np.bincount(j_up - jmin, weights=pf_up)
-    jdmin = int(j_dn.min())
-    pd = np.bincount(j_dn - jdmin, weights=p)
-    return jmin, pu.astype(np.float64), jdmin, pd.astype(np.float64)
-
+        hi_up = np.concatenate([l_hi, np.array([lv for lv, _ in ex])])
+        p_up = np.concatenate([p, np.array([mv for _, mv in ex])])
+    jmin, pu = place_upper(hi_up, p_up, delta_l)
+    nz = p > 0.0
+    jdmin, pd = place_lower(l_lo[nz], p[nz], delta_l, err)
+    return jmin, pu, jdmin, pd
 
 
 def _merge_light_cells(edges: FArr, h: float, p0: FArr, p1: FArr, M: float,
