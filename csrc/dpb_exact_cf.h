@@ -79,4 +79,22 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
 void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
                                         double dt, double lam, double *re, double *im);
 
+/*
+ * Both laws at once: dpb_exact_lognormal_cf_tilted_grid at lam = 0, raw = 0 for Y (re0, im0) and
+ * for wY (re1, im1) at t_j = (n0 + j) dt, j = 0 .. count-1, from one set of exponentials.
+ * METHOD  The size-biased integral in the variable z + s is the H0 integral with the weights
+ *         n(z) e^{s z - 1/(2 sigma^2)} (= n(z) (1 + v(z)), computed directly as n(z) e^{s z + m}):
+ *         the same nodes z_q and factors e^{i t v_q} serve both sums, so the costly part (anchors,
+ *         step tables, node sweeps) is shared.  Nodes on u in [-9.5, 9.5 + 4 s] (the H0 range
+ *         joined with the size-biased one, shifted by s); the contour level of each t is the one
+ *         of the size-biased law (its upper end), otherwise as dpb_exact_lognormal_cf_tilted_grid.
+ * ACCURACY  agrees with dpb_exact_lognormal_cf_tilted_grid (size_biased = 0 and 1) to ~1e-14
+ *         relative (a different trapezoid offset / range for wY, and for Y the real line where
+ *         the joint range ends above it); tests/test_exact.py::test_cf_pair_grid_* check it against
+ *         both and against mpmath.
+ * EDGES   as dpb_exact_lognormal_cf_tilted_grid (NaN for bad sigma, n0 < 0, dt <= 0 or non-finite).
+ */
+void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+                                      double *re0, double *im0, double *re1, double *im1);
+
 #endif /* DPB_EXACT_CF_H */

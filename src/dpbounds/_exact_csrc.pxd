@@ -16,3 +16,7 @@ cdef extern from "dpb_fourier_series.h" nogil:
     double DPB_FS_ERR_UNITS
     int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx, const double *q,
                               double *out)
+
+cdef extern from "dpb_exact_cf.h" nogil:
+    void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+                                          double *re0, double *im0, double *re1, double *im1)

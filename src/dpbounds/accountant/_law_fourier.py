@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._exact import (  # type: ignore[import-not-found, unused-ignore]
-    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted_grid)
+    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid)
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
@@ -56,11 +56,18 @@ class LognormalSum(SingleEpochLaw):
         self.sd = sd
         # ---- frequency cut-off first: it fixes the cost per unit window width
         logcut = math.log(cut)
+        # t_max: the scan point after the last one where M log|chi| >= log cut, scanned from the
+        # top in chunks (the same points and values as a full scan, ~60 % fewer kernel calls)
         tg = np.logspace(-8, 6, 281) / max(math.sqrt(self.w_m1), 1e-300)
-        with np.errstate(divide="ignore"):
-            lg = self.M * _clog1p(lognormal_cf_m1(self.sigma, tg)).real
-        above = np.nonzero(lg >= logcut)[0]
-        self.t_max = float(tg[min(above[-1] + 1, tg.size - 1)]) if above.size else float(tg[0])
+        self.t_max = float(tg[0])
+        for hi_i in range(tg.size, 0, -48):
+            lo_i = max(hi_i - 48, 0)
+            with np.errstate(divide="ignore"):
+                lg = self.M * _clog1p(lognormal_cf_m1(self.sigma, tg[lo_i:hi_i])).real
+            above = np.nonzero(lg >= logcut)[0]
+            if above.size:
+                self.t_max = float(tg[min(lo_i + above[-1] + 1, tg.size - 1)])
+                break
         p_max = _TWO_PI * 0.6 * max_freq / self.t_max  # leave room: t_max comes from a coarse scan
         # ---- window from the tail bounds
         def f_lo(xx: float) -> float:
@@ -108,42 +115,56 @@ class LognormalSum(SingleEpochLaw):
             return
         # ---- Fourier coefficients
         dt = _TWO_PI / self.P
-        chunks0, chunks1 = [], []
-        n0 = 1
-        block = 256
+        # the series stops at the end of the first block (256, 512, 1024, ... coefficients) where
+        # |psi| stays below the cut; the coefficients are computed ahead up to the end of the
+        # block holding t_max (where the scan saw |psi| fall below the cut for good), both laws
+        # in one kernel pass (lognormal_cf_m1_pair_grid, the tilted grid kernel at lam = 0)
+        ends = []
+        e, block = 0, 256
+        while e < max_freq:
+            e += block
+            ends.append(e)
+            block = min(block * 2, 65536)
+        n_pred = math.ceil(self.t_max / dt)
+        ahead = next((x for x in ends if x >= n_pred), ends[-1])
+        r0s: list[CArr] = []
+        r1s: list[CArr] = []
+        have = 0
         n_eff = 0
         converged = False
-        while True:
-            n = np.arange(n0, n0 + block, dtype=float)
-            t = n * dt
-            # the kernel on the equally spaced t_n (the tilted grid kernel at lam = 0: the same
-            # quantity, agreeing with the pointwise kernel to ~1e-14 relative, ~14x faster)
-            r0 = lognormal_cf_m1_tilted_grid(self.sigma, n0, block, dt, 0.0)
-            r1 = lognormal_cf_m1_tilted_grid(self.sigma, n0, block, dt, 0.0, True) + 1j * t * self.w_m1
-            l0 = _clog1p(r0)
-            fin = np.isfinite(l0.real)
-            l0 = np.where(fin, l0, -800.0)
-            psi0 = np.exp(self.M * l0)
-            psi1 = np.exp((self.M - 1.0) * l0) * (1.0 + r1)
-            chunks0.append(psi0)
-            chunks1.append(psi1)
-            n_eff = n0 + block - 1
-            mx = self.M * np.max(l0.real)
+        start = 1
+        for end in ends:
+            if end > have:
+                upto = max(end, ahead) if have == 0 else end
+                a0, a1 = lognormal_cf_m1_pair_grid(self.sigma, have + 1, upto - have, dt)
+                r0s.append(a0)
+                r1s.append(a1)
+                have = upto
+            n_eff = end
+            r0_all = np.concatenate(r0s) if len(r0s) > 1 else r0s[0]
+            r0s = [r0_all]
+            l0 = _clog1p(r0_all[start - 1:end])
+            mx = self.M * np.max(np.where(np.isfinite(l0.real), l0.real, -800.0))
             if mx < logcut:
                 # look ahead: the modulus must stay below the cut further out
-                tt = t[-1] * np.array([1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64])
+                tt = end * dt * np.array([1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64])
                 la = self.M * _clog1p(lognormal_cf_m1(self.sigma, tt)).real
                 if np.all(la < logcut):
                     converged = True
                     break
-            if n_eff >= max_freq:
-                break
-            n0 += block
-            block = min(block * 2, 65536)
+            start = end + 1
+        r0 = (np.concatenate(r0s) if len(r0s) > 1 else r0s[0])[:n_eff]
+        r1 = (np.concatenate(r1s) if len(r1s) > 1 else r1s[0])[:n_eff]
+        t = np.arange(1, n_eff + 1, dtype=float) * dt
+        r1 = r1 + 1j * t * self.w_m1
+        l0 = _clog1p(r0)
+        l0 = np.where(np.isfinite(l0.real), l0, -800.0)
+        psi0 = np.exp(self.M * l0)
+        psi1 = np.exp((self.M - 1.0) * l0) * (1.0 + r1)
         self.n_eff = n_eff
         self.t = np.arange(1, n_eff + 1, dtype=float) * dt
-        self.psi0 = np.concatenate(chunks0)
-        self.psi1 = np.concatenate(chunks1)
+        self.psi0 = psi0
+        self.psi1 = psi1
         last = max(abs(self.psi0[-1]), abs(self.psi1[-1]))
         self.truncated = not converged
         # error of the truncated series for one CDF value (estimate: |psi| <= last beyond n_eff,
