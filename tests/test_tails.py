@@ -34,3 +34,16 @@ def test_upper_mgf_table_vs_mpmath(sigma: float) -> None:
             assert abs(D2[ib, il] - float(ref)) <= 1e-9 * abs(float(ref)), (ib, il, D2[ib, il], ref)
             checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("sigma", [1.6, 2.0])
+def test_far_tables_where_no_extra_lam_is_needed(sigma: float) -> None:
+    # b_max ~ 1e7-1e9 (sigma ~ 1.5-2): 30 / b_max is inside the default lam table, no extension
+    # (the extension's point count was negative there: logspace raised)
+    lam, _, b, _, _, _ = _tails._mgf_tables(sigma, True)
+    lam0, _, b0, _, _, _ = _tails._mgf_tables(sigma, False)
+    assert np.array_equal(lam, lam0) and b.size > b0.size and set(b0.tolist()) <= set(b.tolist())
+    x = np.array([30.0, 300.0, 3e3, 3e4])
+    far, near = _tails.upper_tail_h1(sigma, 100.0, x, far=True), _tails.upper_tail_h1(sigma, 100.0, x)
+    # the far table holds every (b, lam) pair of the default one: its minimum is never larger
+    assert np.all(far <= near) and np.all(far > 0.0)
