@@ -117,16 +117,20 @@ class LognormalSum(SingleEpochLaw):
         dt = _TWO_PI / self.P
         # the series stops at the end of the first block (256, 512, 1024, ... coefficients) where
         # |psi| stays below the cut; the coefficients are computed ahead up to the end of the
-        # block holding t_max (where the scan saw |psi| fall below the cut for good), both laws
-        # in one kernel pass (lognormal_cf_m1_pair_grid, the tilted grid kernel at lam = 0)
+        # block after the one holding t_max (where the scan saw |psi| fall below the cut for
+        # good), both laws in one kernel pass (lognormal_cf_m1_pair_grid, the tilted grid kernel
+        # at lam = 0); the stopping rule is then checked block by block as before
         ends = []
         e, block = 0, 256
         while e < max_freq:
             e += block
             ends.append(e)
             block = min(block * 2, 65536)
+        # (the block holding t_max still holds the last crossing of the cut; the next one is the
+        # first that can lie below it throughout)
         n_pred = math.ceil(self.t_max / dt)
-        ahead = next((x for x in ends if x >= n_pred), ends[-1])
+        i_pred = next((i for i, x in enumerate(ends) if x >= n_pred), len(ends) - 1)
+        ahead = ends[min(i_pred + 1, len(ends) - 1)]
         r0s: list[CArr] = []
         r1s: list[CArr] = []
         have = 0
