@@ -385,9 +385,9 @@ static void cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doub
         cf_step_build(tb, k, dt, len, &st);
         if (!raw)
             for (mm = 0; mm < DPB_CFG_TERMS; ++mm) { mom[mm] = 0.0; mom1[mm] = 0.0; }
-        /* anchor: a_q = w_q e^{i tau_a v_q}.  g-form: nodes with |tau v| < 1/4 over the whole block
+        /* anchor: a_q = w_q e^{i tau_a v_q}.  g-form: nodes with |tau v| < DPB_CFG_SER over the whole block
          * (|tau v| grows with |tau|) go to the Taylor expansion of g in t about 0,
-         *   g(B + t C) = sum_j t^j C^j g^(j)(B) / j!,  B = -lam v, C = i v  (|t C|, |B| <= |tau v| < 1/4),
+         *   g(B + t C) = sum_j t^j C^j g^(j)(B) / j!,  B = -lam v, C = i v  (|t C|, |B| <= |tau v| < 2),
          * accumulated as moments; the others are summed as w (e^{i tau v} - 1 - i tau v). */
         for (q = 0; q < nodes; ++q) {
             double complex y = tau_a * v[q], a, e;

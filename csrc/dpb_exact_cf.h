@@ -60,15 +60,16 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
  * The same values as dpb_exact_lognormal_cf_tilted at the equally spaced t_j = (n0 + j) dt,
  * j = 0 .. count-1 (n0 >= 0, dt > 0), about ten times faster at large t: the Fourier coefficients
  * of the tilted series.
- * METHOD  Same nodes, weights and contour levels.  In blocks of up to 64 steps on one level,
+ * METHOD  Same nodes, weights and contour levels.  In blocks of up to 128 steps on one level,
  *         e^{i tau_j v_q} = e^{i tau_a v_q} e^{i m dt v_q} (anchor tau_a evaluated directly, the
  *         step factors tabulated once per level), so a step costs one complex product per node and
- *         the rounding error does not grow with m.  raw = 0: nodes with |tau v| < 1/4 over the whole
+ *         the rounding error does not grow with m.  raw = 0: nodes with |tau v| < 2 over the whole
  *         block are summed through the Taylor expansion of g(B + t C) in t (B = -lam v, C = i v,
- *         17 terms, |t C|, |B| < 1/4: truncation < 1e-24 relative), accumulated as moments at the
- *         anchor; the others as w (e^{i tau v} - 1 - i tau v), the -1 - i tau v part through sums of
- *         w and w v.  Blocks shorter than 16 steps, or (raw = 0) where |tau| grows by more than 10 %
- *         within the block, use the direct sums.  Factors below 1e-150 are dropped (no subnormals).
+ *         40 terms, |t C|, |B| < 2: truncation < 2^40/40! < 1e-35 relative), accumulated as moments
+ *         at the anchor; the others as w (e^{i tau v} - 1 - i tau v), the -1 - i tau v part through
+ *         sums of w and w v.  Blocks shorter than 16 steps, or (raw = 0) where |tau| grows by more
+ *         than 1/0.9 within a block even when shortened to 4 steps, use the direct sums.  Factors
+ *         below 1e-150 are dropped (no subnormals).
  * ACCURACY  the same round-off level as dpb_exact_lognormal_cf_tilted: agrees with it to <= 2e-15 relative
  *         at sigma <= 0.7 and the tilts of the tilted series (3e-14 at sigma = 1, lam = 0.5); vs mpmath
  *         <= 4e-15 relative (or the pointwise kernel's own error) at sigma 0.3-0.7, lam ~ 1e-5, t to 0.2;
