@@ -39,6 +39,32 @@ static long cf_grid(double sigma, int size_biased, double *s, double *m, double 
     return nodes > DPB_CF_MAXNODES ? DPB_CF_MAXNODES : nodes;
 }
 
+/* Trapezoid nodes q < nodes on the line u + i eta (eta = 0: the real line, v by expm1):
+ * w_q = hu n(z_q) (complex weight of the shifted line), v_q = e^{s z_q + m} - 1, z_q = u_q + i eta;
+ * w1 (if not NULL) = w_q e^{s z_q + m}, the weights of the size-biased law on the same v_q (change
+ * of variable z -> z + s: n(z - s) = n(z) e^{s z - s^2/2}). */
+static void cf_nodes(double s, double m, double hu, long nodes, double eta, double complex *w,
+                     double complex *v, double complex *w1)
+{
+    long q;
+    for (q = 0; q < nodes; ++q) {
+        double u = DPB_CF_ULO + hu * (double)q;
+        double gauss = exp(-0.5 * u * u) * DPB_INV_SQRT2PI * hu;
+        if (eta == 0.0) {
+            w[q] = gauss;
+            v[q] = expm1(s * u + m);
+            if (w1 != NULL)
+                w1[q] = gauss * exp(s * u + m);
+        } else {
+            double ex = exp(s * u + m);
+            w[q] = gauss * exp(0.5 * eta * eta) * (cos(u * eta) - I * sin(u * eta));
+            v[q] = ex * cos(s * eta) - 1.0 + I * (ex * sin(s * eta));
+            if (w1 != NULL)
+                w1[q] = w[q] * (ex * cos(s * eta) + I * (ex * sin(s * eta)));
+        }
+    }
+}
+
 void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double *t,
                             double *re, double *im)
 {
@@ -51,17 +77,10 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
         return;
     }
     nodes = cf_grid(sigma, size_biased, &s, &m, &hu, &uhi);
-    eta = fmin(1.5707963267948966192, 1.2 * s) / s;
+    eta = fmin(DPB_PI_2, 1.2 * s) / s;
     /* node tables for the real line and for the shifted line u + i eta */
-    for (q = 0; q < nodes; ++q) {
-        double u = DPB_CF_ULO + hu * (double)q;
-        double gauss = exp(-0.5 * u * u) * DPB_INV_SQRT2PI * hu;
-        double ex = exp(s * u + m);
-        w_real[q] = gauss;
-        v_real[q] = expm1(s * u + m);
-        w_sh[q] = gauss * exp(0.5 * eta * eta) * (cos(u * eta) - I * sin(u * eta));
-        v_sh[q] = ex * cos(s * eta) - 1.0 + I * (ex * sin(s * eta));
-    }
+    cf_nodes(s, m, hu, nodes, 0.0, w_real, v_real, NULL);
+    cf_nodes(s, m, hu, nodes, eta, w_sh, v_sh, NULL);
     for (j = 0; j < n; ++j) {
         double tt = t[j], ta;
         double complex acc = 0.0;
@@ -70,7 +89,7 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
         if (tt == 0.0) { re[j] = 0.0; im[j] = 0.0; continue; }
         ta = fabs(tt);
         /* real line unless exp(i t v) oscillates inside the range */
-        if (s * uhi + m + log(ta * s) <= -0.69314718055994530942) {
+        if (s * uhi + m + log(ta * s) <= -DPB_LN2) {
             wq = w_real; vq = v_real;
         } else {
             wq = w_sh; vq = v_sh;
@@ -99,6 +118,7 @@ typedef struct {
     double s, m, hu, uhi, eta_cap;
     long nodes;
     double complex *w, *v;            /* (DPB_CF_LEVELS + 1) * nodes each */
+    double complex *w1;               /* pair tables: size-biased weights on the same v (else NULL) */
     unsigned char built[DPB_CF_LEVELS + 1];
 } cf_tilted_tables;
 
@@ -109,6 +129,7 @@ static int cf_tilted_init(cf_tilted_tables *tb, double sigma, int size_biased)
     tb->eta_cap = 1.2 * tb->s; /* cap on s * eta, as in dpb_exact_lognormal_cf */
     tb->w = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
     tb->v = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->w1 = NULL;
     for (k = 0; k <= DPB_CF_LEVELS; ++k) tb->built[k] = 0;
     if (tb->w == NULL || tb->v == NULL) {
         free(tb->w); free(tb->v);
@@ -118,10 +139,35 @@ static int cf_tilted_init(cf_tilted_tables *tb, double sigma, int size_biased)
     return 0;
 }
 
+/* Tables of the pair kernel: the H0 nodes (v of Y) on u in [-9.5, 9.5 + 4 s], the range of the
+ * H0 law joined with that of the size-biased law shifted by s (its [-9.5, 9.5 + 3 s] in its own
+ * variable), with the H0 weights w and the size-biased weights w1 on the same nodes.  The contour
+ * level rule sees the joint upper end (that of the size-biased law). */
+static int cf_pair_init(cf_tilted_tables *tb, double sigma)
+{
+    long nodes;
+    if (cf_tilted_init(tb, sigma, 0) != 0)
+        return -1;
+    tb->uhi += 2.0 * tb->s;
+    nodes = (long)ceil((tb->uhi - DPB_CF_ULO) / tb->hu) + 1;
+    tb->nodes = nodes > DPB_CF_MAXNODES ? DPB_CF_MAXNODES : nodes;
+    free(tb->w); free(tb->v);
+    tb->w = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->v = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->w1 = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    if (tb->w == NULL || tb->v == NULL || tb->w1 == NULL) {
+        free(tb->w); free(tb->v); free(tb->w1);
+        tb->w = tb->v = tb->w1 = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static void cf_tilted_free(cf_tilted_tables *tb)
 {
     free(tb->w);
     free(tb->v);
+    free(tb->w1);
 }
 
 /* contour level for |t| = ta > 0 or ta = 0 */
@@ -129,11 +175,11 @@ static int cf_tilted_level(const cf_tilted_tables *tb, double ta, double lam)
 {
     int k;
     double theta, seta;
-    if (ta == 0.0 || tb->s * tb->uhi + tb->m + log(ta * tb->s) <= -0.69314718055994530942)
+    if (ta == 0.0 || tb->s * tb->uhi + tb->m + log(ta * tb->s) <= -DPB_LN2)
         return 0;
     theta = atan2(lam, ta);
-    seta = fmin(1.5707963267948966192 - theta, tb->eta_cap);
-    k = (int)floor(seta / 1.5707963267948966192 * DPB_CF_LEVELS + 0.5);
+    seta = fmin(DPB_PI_2 - theta, tb->eta_cap);
+    k = (int)floor(seta / DPB_PI_2 * DPB_CF_LEVELS + 0.5);
     if (k < 0) k = 0;
     if (k > DPB_CF_LEVELS) k = DPB_CF_LEVELS;
     return k;
@@ -141,26 +187,12 @@ static int cf_tilted_level(const cf_tilted_tables *tb, double ta, double lam)
 
 static void cf_tilted_build(cf_tilted_tables *tb, int k)
 {
-    long q;
     double eta;
-    double complex *w, *v;
     if (tb->built[k])
         return;
-    eta = (k == 0) ? 0.0 : fmin(k * (1.5707963267948966192 / DPB_CF_LEVELS), tb->eta_cap) / tb->s;
-    w = tb->w + (size_t)k * tb->nodes;
-    v = tb->v + (size_t)k * tb->nodes;
-    for (q = 0; q < tb->nodes; ++q) {
-        double u = DPB_CF_ULO + tb->hu * (double)q;
-        double gauss = exp(-0.5 * u * u) * DPB_INV_SQRT2PI * tb->hu;
-        if (k == 0) {
-            w[q] = gauss;
-            v[q] = expm1(tb->s * u + tb->m);
-        } else {
-            double ex = exp(tb->s * u + tb->m);
-            w[q] = gauss * exp(0.5 * eta * eta) * (cos(u * eta) - I * sin(u * eta));
-            v[q] = ex * cos(tb->s * eta) - 1.0 + I * (ex * sin(tb->s * eta));
-        }
-    }
+    eta = (k == 0) ? 0.0 : fmin(k * (DPB_PI_2 / DPB_CF_LEVELS), tb->eta_cap) / tb->s;
+    cf_nodes(tb->s, tb->m, tb->hu, tb->nodes, eta, tb->w + (size_t)k * tb->nodes, tb->v + (size_t)k * tb->nodes,
+             tb->w1 == NULL ? NULL : tb->w1 + (size_t)k * tb->nodes);
     tb->built[k] = 1;
 }
 
@@ -211,7 +243,7 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
 #define DPB_CFG_BLOCK 128       /* steps per anchor */
 #define DPB_CFG_TINY 1e-150     /* factors below this are dropped (keeps every product normal) */
 #define DPB_CFG_TERMS 40        /* Taylor terms j = 0 .. 39 of the series part (|y| < 2: 2^40/40! < 1e-35) */
-#define DPB_CFG_SER 2.0         /* |tau v| below which a node goes to the series part */        /* Taylor terms j = 0 .. 16 of the series part */
+#define DPB_CFG_SER 2.0         /* |tau v| below which a node goes to the series part */
 
 /* Step table of one level: T[m][q] = e^{i m dt v_q}, m < DPB_CFG_BLOCK (split re / im). */
 typedef struct {
@@ -244,45 +276,66 @@ static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, long len
         st->rows = len;
 }
 
-void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
-                                        double dt, double lam, double *re, double *im)
+/* g-form trapezoid sums of both weight sets of pair tables at tau on level k (one point, direct) */
+static void cf_pair_point(cf_tilted_tables *tb, int k, double complex tau, double complex *acc0,
+                          double complex *acc1)
 {
-    long j, q, nodes;
-    cf_tilted_tables tb;
+    long q;
+    double complex a0 = 0.0, a1 = 0.0;
+    const double complex *wq, *vq, *w1q;
+    cf_tilted_build(tb, k);
+    wq = tb->w + (size_t)k * tb->nodes;
+    vq = tb->v + (size_t)k * tb->nodes;
+    w1q = tb->w1 + (size_t)k * tb->nodes;
+    for (q = 0; q < tb->nodes; ++q) {
+        double complex g = dpb_cf_g(tau * vq[q]);
+        a0 += wq[q] * g;
+        a1 += w1q[q] * g;
+    }
+    *acc0 = a0;
+    *acc1 = a1;
+}
+
+/* The grid kernel on tables tb (dpb_exact_lognormal_cf_tilted_grid); pair tables (tb->w1 set,
+ * raw = 0) also give the size-biased values in re1, im1 from the same exponentials. */
+static void cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, double dt, double lam,
+                        double *re, double *im, double *re1, double *im1)
+{
+    long j, q, nodes = tb->nodes;
+    int pair = tb->w1 != NULL;
     cf_step_table st = {NULL, NULL, -1, 0};
-    double *ar = NULL, *ai = NULL;
-    double complex *mom = NULL;
-        double inv_fact[DPB_CFG_TERMS];
-    if (count <= 0)
-        return;
+    double *ar = NULL, *ai = NULL, *ar1 = NULL, *ai1 = NULL;
+    double complex mom[DPB_CFG_TERMS], mom1[DPB_CFG_TERMS];
+    double inv_fact[DPB_CFG_TERMS];
     inv_fact[0] = 1.0;
     for (j = 1; j < DPB_CFG_TERMS; ++j) inv_fact[j] = inv_fact[j - 1] / (double)j;
-    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0) || n0 < 0
-        || !(dt > 0.0) || !(dt < 1e300) || cf_tilted_init(&tb, sigma, size_biased) != 0) {
-        for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
-        return;
-    }
-    nodes = tb.nodes;
     st.re = (double *)malloc(sizeof(double) * (size_t)nodes * DPB_CFG_BLOCK);
     st.im = (double *)malloc(sizeof(double) * (size_t)nodes * DPB_CFG_BLOCK);
-    ar = (double *)malloc(sizeof(double) * (size_t)nodes);
-    ai = (double *)malloc(sizeof(double) * (size_t)nodes);
-    if (st.re == NULL || st.im == NULL || ar == NULL || ai == NULL) {
-        for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+    ar = (double *)malloc(sizeof(double) * (size_t)nodes * (pair ? 4 : 2));
+    if (st.re == NULL || st.im == NULL || ar == NULL) {
+        for (j = 0; j < count; ++j) {
+            re[j] = DPB_NAN; im[j] = DPB_NAN;
+            if (pair) { re1[j] = DPB_NAN; im1[j] = DPB_NAN; }
+        }
         goto done;
+    }
+    ai = ar + nodes;
+    if (pair) {
+        ar1 = ar + 2 * nodes;
+        ai1 = ar + 3 * nodes;
     }
     j = 0;
     while (j < count) {
         double ta = (double)(n0 + j) * dt, tb_end, ratio;
-        int k = cf_tilted_level(&tb, ta, lam);
+        int k = cf_tilted_level(tb, ta, lam);
         long len = 1, mm, qhi = 0;
         int shortened = 0;
-        const double complex *w, *v;
-        double complex sw = 0.0, swv = 0.0, tau_a = ta + I * lam, tau_b;
+        const double complex *w, *v, *w1 = NULL;
+        double complex sw = 0.0, swv = 0.0, sw1 = 0.0, swv1 = 0.0, tau_a = ta + I * lam, tau_b;
         double tr; /* |tau| at the block end: the series part is a polynomial in t / tr */
         /* a block: up to DPB_CFG_BLOCK steps on one contour level */
         while (j + len < count && len < DPB_CFG_BLOCK
-               && cf_tilted_level(&tb, (double)(n0 + j + len) * dt, lam) == k)
+               && cf_tilted_level(tb, (double)(n0 + j + len) * dt, lam) == k)
             ++len;
         tb_end = (double)(n0 + j + len - 1) * dt;
         tau_b = tb_end + I * lam;
@@ -305,34 +358,39 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
             /* short run or |tau| still growing fast within the block: direct sums */
             for (mm = 0; mm < len; ++mm) {
                 double tt = (double)(n0 + j + mm) * dt;
-                double complex acc;
-                if (tt == 0.0 && lam == 0.0) { re[j + mm] = raw ? 1.0 : 0.0; im[j + mm] = 0.0; continue; }
-                acc = cf_tilted_point(&tb, cf_tilted_level(&tb, tt, lam), tt + I * lam, raw);
+                double complex acc, acc1;
+                if (tt == 0.0 && lam == 0.0) {
+                    re[j + mm] = raw ? 1.0 : 0.0; im[j + mm] = 0.0;
+                    if (pair) { re1[j + mm] = 0.0; im1[j + mm] = 0.0; }
+                    continue;
+                }
+                if (pair) {
+                    cf_pair_point(tb, cf_tilted_level(tb, tt, lam), tt + I * lam, &acc, &acc1);
+                    re1[j + mm] = creal(acc1);
+                    im1[j + mm] = cimag(acc1);
+                } else {
+                    acc = cf_tilted_point(tb, cf_tilted_level(tb, tt, lam), tt + I * lam, raw);
+                }
                 re[j + mm] = creal(acc);
                 im[j + mm] = cimag(acc);
             }
             j += len;
             continue;
         }
-        cf_tilted_build(&tb, k);
-        w = tb.w + (size_t)k * nodes;
-        v = tb.v + (size_t)k * nodes;
-        cf_step_build(&tb, k, dt, len, &st);
-        if (!raw && mom == NULL) {
-            mom = (double complex *)malloc(sizeof(double complex) * DPB_CFG_TERMS);
-            if (mom == NULL) {
-                for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
-                goto done;
-            }
-        }
+        cf_tilted_build(tb, k);
+        w = tb->w + (size_t)k * nodes;
+        v = tb->v + (size_t)k * nodes;
+        if (pair)
+            w1 = tb->w1 + (size_t)k * nodes;
+        cf_step_build(tb, k, dt, len, &st);
         if (!raw)
-            for (mm = 0; mm < DPB_CFG_TERMS; ++mm) mom[mm] = 0.0;
-        /* anchor: a_q = w_q e^{i tau_a v_q}.  g-form: nodes with |tau v| < 1/4 over the whole block
+            for (mm = 0; mm < DPB_CFG_TERMS; ++mm) { mom[mm] = 0.0; mom1[mm] = 0.0; }
+        /* anchor: a_q = w_q e^{i tau_a v_q}.  g-form: nodes with |tau v| < DPB_CFG_SER over the whole block
          * (|tau v| grows with |tau|) go to the Taylor expansion of g in t about 0,
-         *   g(B + t C) = sum_j t^j C^j g^(j)(B) / j!,  B = -lam v, C = i v  (|t C|, |B| <= |tau v| < 1/4),
+         *   g(B + t C) = sum_j t^j C^j g^(j)(B) / j!,  B = -lam v, C = i v  (|t C|, |B| <= |tau v| < 2),
          * accumulated as moments; the others are summed as w (e^{i tau v} - 1 - i tau v). */
         for (q = 0; q < nodes; ++q) {
-            double complex y = tau_a * v[q], a;
+            double complex y = tau_a * v[q], a, e;
             if (!raw && cabs(tau_b * v[q]) < DPB_CFG_SER) {
                 double complex B = -lam * v[q], C = I * v[q] * tr, gB = dpb_cf_g(-I * B), cp = w[q];
                 double complex e1 = gB + B; /* e^B - 1 */
@@ -344,6 +402,17 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
                     cp *= C;
                     mom[jj] += cp * (1.0 + e1);
                 }
+                if (pair) {
+                    cp = w1[q];
+                    mom1[0] += cp * gB;
+                    cp *= C;
+                    mom1[1] += cp * e1;
+                    for (jj = 2; jj < DPB_CFG_TERMS; ++jj) {
+                        cp *= C;
+                        mom1[jj] += cp * (1.0 + e1);
+                    }
+                    ar1[q] = 0.0; ai1[q] = 0.0;
+                }
                 ar[q] = 0.0; ai[q] = 0.0;
                 continue;
             }
@@ -351,17 +420,35 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
                 sw += w[q];
                 swv += w[q] * v[q];
             }
-            a = (cimag(y) > 345.0) ? 0.0 : w[q] * dpb_cf_expi(y);
+            e = (cimag(y) > 345.0) ? 0.0 : dpb_cf_expi(y);
+            a = w[q] * e;
             ar[q] = fabs(creal(a)) >= DPB_CFG_TINY ? creal(a) : 0.0;
             ai[q] = fabs(cimag(a)) >= DPB_CFG_TINY ? cimag(a) : 0.0;
             if (ar[q] != 0.0 || ai[q] != 0.0) qhi = q + 1;
+            if (pair) {
+                sw1 += w1[q];
+                swv1 += w1[q] * v[q];
+                a = w1[q] * e;
+                ar1[q] = fabs(creal(a)) >= DPB_CFG_TINY ? creal(a) : 0.0;
+                ai1[q] = fabs(cimag(a)) >= DPB_CFG_TINY ? cimag(a) : 0.0;
+                if (ar1[q] != 0.0 || ai1[q] != 0.0) qhi = q + 1;
+            }
         }
         for (mm = 0; mm < len; ++mm) {
             const double *pr = st.re + mm * nodes, *pi = st.im + mm * nodes;
-            double sr = 0.0, si = 0.0, tt = (double)(n0 + j + mm) * dt;
-            for (q = 0; q < qhi; ++q) {
-                sr += ar[q] * pr[q] - ai[q] * pi[q];
-                si += ar[q] * pi[q] + ai[q] * pr[q];
+            double sr = 0.0, si = 0.0, sr1 = 0.0, si1 = 0.0, tt = (double)(n0 + j + mm) * dt;
+            if (pair) {
+                for (q = 0; q < qhi; ++q) {
+                    sr += ar[q] * pr[q] - ai[q] * pi[q];
+                    si += ar[q] * pi[q] + ai[q] * pr[q];
+                    sr1 += ar1[q] * pr[q] - ai1[q] * pi[q];
+                    si1 += ar1[q] * pi[q] + ai1[q] * pr[q];
+                }
+            } else {
+                for (q = 0; q < qhi; ++q) {
+                    sr += ar[q] * pr[q] - ai[q] * pi[q];
+                    si += ar[q] * pi[q] + ai[q] * pr[q];
+                }
             }
             if (!raw) {
                 double complex tau = tt + I * lam, p = 0.0;
@@ -372,6 +459,14 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
                 p += (sr + I * si) - sw - I * tau * swv;
                 sr = creal(p);
                 si = cimag(p);
+                if (pair) {
+                    p = 0.0;
+                    for (jj = DPB_CFG_TERMS - 1; jj >= 0; --jj)
+                        p = p * x + mom1[jj] * inv_fact[jj];
+                    p += (sr1 + I * si1) - sw1 - I * tau * swv1;
+                    re1[j + mm] = creal(p);
+                    im1[j + mm] = cimag(p);
+                }
             }
             re[j + mm] = sr;
             im[j + mm] = si;
@@ -382,7 +477,36 @@ done:
     free(st.re);
     free(st.im);
     free(ar);
-    free(ai);
-    free(mom);
+}
+
+void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
+                                        double dt, double lam, double *re, double *im)
+{
+    long j;
+    cf_tilted_tables tb;
+    if (count <= 0)
+        return;
+    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0) || n0 < 0
+        || !(dt > 0.0) || !(dt < 1e300) || cf_tilted_init(&tb, sigma, size_biased) != 0) {
+        for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+        return;
+    }
+    cf_grid_run(&tb, raw, n0, count, dt, lam, re, im, NULL, NULL);
+    cf_tilted_free(&tb);
+}
+
+void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+                                      double *re0, double *im0, double *re1, double *im1)
+{
+    long j;
+    cf_tilted_tables tb;
+    if (count <= 0)
+        return;
+    if (!(sigma >= 0.2) || isnan(sigma) || n0 < 0 || !(dt > 0.0) || !(dt < 1e300)
+        || cf_pair_init(&tb, sigma) != 0) {
+        for (j = 0; j < count; ++j) { re0[j] = DPB_NAN; im0[j] = DPB_NAN; re1[j] = DPB_NAN; im1[j] = DPB_NAN; }
+        return;
+    }
+    cf_grid_run(&tb, 0, n0, count, dt, 0.0, re0, im0, re1, im1);
     cf_tilted_free(&tb);
 }

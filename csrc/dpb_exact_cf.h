@@ -60,15 +60,16 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
  * The same values as dpb_exact_lognormal_cf_tilted at the equally spaced t_j = (n0 + j) dt,
  * j = 0 .. count-1 (n0 >= 0, dt > 0), about ten times faster at large t: the Fourier coefficients
  * of the tilted series.
- * METHOD  Same nodes, weights and contour levels.  In blocks of up to 64 steps on one level,
+ * METHOD  Same nodes, weights and contour levels.  In blocks of up to 128 steps on one level,
  *         e^{i tau_j v_q} = e^{i tau_a v_q} e^{i m dt v_q} (anchor tau_a evaluated directly, the
  *         step factors tabulated once per level), so a step costs one complex product per node and
- *         the rounding error does not grow with m.  raw = 0: nodes with |tau v| < 1/4 over the whole
+ *         the rounding error does not grow with m.  raw = 0: nodes with |tau v| < 2 over the whole
  *         block are summed through the Taylor expansion of g(B + t C) in t (B = -lam v, C = i v,
- *         17 terms, |t C|, |B| < 1/4: truncation < 1e-24 relative), accumulated as moments at the
- *         anchor; the others as w (e^{i tau v} - 1 - i tau v), the -1 - i tau v part through sums of
- *         w and w v.  Blocks shorter than 16 steps, or (raw = 0) where |tau| grows by more than 10 %
- *         within the block, use the direct sums.  Factors below 1e-150 are dropped (no subnormals).
+ *         40 terms, |t C|, |B| < 2: truncation < 2^40/40! < 1e-35 relative), accumulated as moments
+ *         at the anchor; the others as w (e^{i tau v} - 1 - i tau v), the -1 - i tau v part through
+ *         sums of w and w v.  Blocks shorter than 16 steps, or (raw = 0) where |tau| grows by more
+ *         than 1/0.9 within a block even when shortened to 4 steps, use the direct sums.  Factors
+ *         below 1e-150 are dropped (no subnormals).
  * ACCURACY  the same round-off level as dpb_exact_lognormal_cf_tilted: agrees with it to <= 2e-15 relative
  *         at sigma <= 0.7 and the tilts of the tilted series (3e-14 at sigma = 1, lam = 0.5); vs mpmath
  *         <= 4e-15 relative (or the pointwise kernel's own error) at sigma 0.3-0.7, lam ~ 1e-5, t to 0.2;
@@ -78,5 +79,23 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
  */
 void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
                                         double dt, double lam, double *re, double *im);
+
+/*
+ * Both laws at once: dpb_exact_lognormal_cf_tilted_grid at lam = 0, raw = 0 for Y (re0, im0) and
+ * for wY (re1, im1) at t_j = (n0 + j) dt, j = 0 .. count-1, from one set of exponentials.
+ * METHOD  The size-biased integral in the variable z + s is the H0 integral with the weights
+ *         n(z) e^{s z - 1/(2 sigma^2)} (= n(z) (1 + v(z)), computed directly as n(z) e^{s z + m}):
+ *         the same nodes z_q and factors e^{i t v_q} serve both sums, so the costly part (anchors,
+ *         step tables, node sweeps) is shared.  Nodes on u in [-9.5, 9.5 + 4 s] (the H0 range
+ *         joined with the size-biased one, shifted by s); the contour level of each t is the one
+ *         of the size-biased law (its upper end), otherwise as dpb_exact_lognormal_cf_tilted_grid.
+ * ACCURACY  agrees with dpb_exact_lognormal_cf_tilted_grid (size_biased = 0 and 1) to ~1e-14
+ *         relative (a different trapezoid offset / range for wY, and for Y the real line where
+ *         the joint range ends above it); tests/test_exact.py::test_cf_pair_grid_* check it against
+ *         both and against mpmath.
+ * EDGES   as dpb_exact_lognormal_cf_tilted_grid (NaN for bad sigma, n0 < 0, dt <= 0 or non-finite).
+ */
+void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+                                      double *re0, double *im0, double *re1, double *im1);
 
 #endif /* DPB_EXACT_CF_H */

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpbounds import accountant as A
-from dpbounds._kernels import lognormal_cf_m1, lognormal_cf_m1_tilted, lognormal_cf_m1_tilted_grid
+from dpbounds._kernels import (lognormal_cf_m1, lognormal_cf_m1_pair_grid, lognormal_cf_m1_tilted,
+                            lognormal_cf_m1_tilted_grid)
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
 from dpbounds.accountant import _select as S
 from dpbounds.accountant._law_tilted import TiltedLognormalSum
@@ -398,3 +399,37 @@ def test_tilted_delta_at_huge_eps_is_a_bracket():
     for eps in (650.0, 800.0, 2e4):
         lo, hi = law.delta(eps)
         assert 0.0 == lo <= hi <= law.delta(40.0)[1] and math.isfinite(hi)
+
+
+# ---------------------------------------------------------------- both laws in one pass
+@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 2.0, 5.0, 20.0])
+@pytest.mark.parametrize("dt,n0,cnt", [(2.0 * math.pi / 6158.36, 1, 3840), (2.0 ** -10, 5_000, 700),
+                                       (2.0 ** -3, 1, 1500)])
+def test_cf_pair_grid_matches_single_kernels(sigma, dt, n0, cnt):
+    # the pair kernel sums the size-biased law on the H0 nodes (shifted by s, another trapezoid
+    # offset and range) and may put small t on the shifted contour where the H0 kernel uses the
+    # real line: round-off-level differences only (measured <= 5e-15 relative)
+    r0, r1 = lognormal_cf_m1_pair_grid(sigma, n0, cnt, dt)
+    s0 = lognormal_cf_m1_tilted_grid(sigma, n0, cnt, dt, 0.0, False)
+    s1 = lognormal_cf_m1_tilted_grid(sigma, n0, cnt, dt, 0.0, True)
+    rel0 = np.abs(r0 - s0) / np.abs(s0)
+    rel1 = np.abs(r1 - s1) / np.abs(s1)
+    assert np.all(rel0 <= 5e-14) and np.all(rel1 <= 5e-14)
+    # where the two differ most, the pair kernel against mpmath: within 2e-14 relative, or (where
+    # |chi| is tiny and both sit at their absolute floor ~1e-15 (1 + t)) twice the single kernel's error
+    for rel, r, s, sb in ((rel0, r0, s0, False), (rel1, r1, s1, True)):
+        i = int(np.argmax(rel))
+        ref = _cf_tilted_mpmath(sigma, (n0 + i) * dt, 0.0, sb)
+        assert abs(r[i] - ref) <= max(2e-14 * abs(ref), 2.0 * abs(s[i] - ref)), (i, r[i], s[i], ref)
+
+
+def test_cf_pair_grid_edges():
+    r0, r1 = lognormal_cf_m1_pair_grid(1.0, 0, 0, 0.1)
+    assert r0.size == 0 and r1.size == 0
+    with pytest.raises(ValueError, match="count"):
+        lognormal_cf_m1_pair_grid(1.0, 0, -1, 0.1)
+    r0, r1 = lognormal_cf_m1_pair_grid(1.0, 0, 3, 0.1)
+    assert r0[0] == 0 and r1[0] == 0  # t = 0
+    for bad in ((0.1, 0, 0.1), (float("nan"), 0, 0.1), (1.0, -1, 0.1), (1.0, 0, 0.0), (1.0, 0, float("inf"))):
+        r0, r1 = lognormal_cf_m1_pair_grid(bad[0], bad[1], 4, bad[2])
+        assert np.all(np.isnan(r0)) and np.all(np.isnan(r1))

@@ -100,6 +100,8 @@ cdef extern from "dpb_exact_cf.h" nogil:
                                        double lam, double *re, double *im)
     void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
                                             double dt, double lam, double *re, double *im)
+    void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+                                          double *re0, double *im0, double *re1, double *im1)
 
 cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,

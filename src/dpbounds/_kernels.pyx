@@ -146,6 +146,25 @@ def fourier_series_re(q, coefs):
     return out_arr
 
 
+
+def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
+    """(r0, r1): :func:`lognormal_cf_m1_tilted_grid` at lam = 0 for Y and for wY (size-biased) at
+    t = (n0 + j) dt, j = 0 .. count - 1, from one pass of the kernel (complex arrays)."""
+    if count < 0:
+        raise ValueError("count must be >= 0")
+    re0_arr = np.empty(count, dtype=np.float64)
+    im0_arr = np.empty(count, dtype=np.float64)
+    re1_arr = np.empty(count, dtype=np.float64)
+    im1_arr = np.empty(count, dtype=np.float64)
+    cdef double[::1] re0 = re0_arr
+    cdef double[::1] im0 = im0_arr
+    cdef double[::1] re1 = re1_arr
+    cdef double[::1] im1 = im1_arr
+    if count > 0:
+        with nogil:
+            dpb_exact_lognormal_cf_pair_grid(sigma, n0, count, dt, &re0[0], &im0[0], &re1[0], &im1[0])
+    return re0_arr + 1j * im0_arr, re1_arr + 1j * im1_arr
+
 # ================================================================ Renyi DP, subsampling without replacement
 def wor_gaussian(alpha, sigma, gamma, long bound):
     """WOR-subsampled Gaussian RDP, broadcasting over (alpha, sigma, gamma).

@@ -402,6 +402,99 @@ class LogDomainPair(SingleEpochLaw):
             out[direction] = (ju, pu, outside + err, jd, pd, err)
         return out
 
+    # -------------------------------------------------------------- the diluted pair (partial epoch)
+    def diluted_directions(self, eps: float, r: float, M_outer: float) -> dict[str, tuple[float, float]]:
+        """The grids' own per-direction integrals at the remapped eps: remove = r delta^remove(eps1),
+        e^{eps1} = 1 + (e^eps - 1)/r; add = a0 delta^add(eps2), a0 = e^eps r - (e^eps - 1),
+        e^{eps2} = e^eps r / a0.
+
+        Both integrals are non-negative (no cancellation of CDFs).  The remapped eps is rounded;
+        each direction is monotone in it, so evaluating at eps' -/+ (its round-off bound) brackets
+        the exact value; the fine-vs-coarse estimate is applied to each end."""
+        ulp = 2.220446049250313e-16
+
+        def remove_k(e: float, w: float) -> tuple[float, float]:
+            vf, vc = w * self.fine.delta_remove(e), w * self.coarse.delta_remove(e)
+            return vf, float(self._est(vf, vf - vc))
+
+        def add_k(e: float, w: float) -> tuple[float, float]:
+            vf, vc = w * self.fine.delta_add(e), w * self.coarse.delta_add(e)
+            return vf, float(self._est(vf, vf - vc))
+
+        out: dict[str, tuple[float, float]] = {}
+        em = math.expm1(eps) if eps <= 700.0 else math.inf
+        eps1 = math.log1p(em / r) if math.isfinite(em) else math.inf
+        d1 = 8.0 * ulp * (1.0 + eps1)
+        if eps1 + d1 > 700.0:
+            out["remove"] = (0.0, r * self.floor)
+        else:
+            vl, el = remove_k(eps1 + d1, r)
+            vh, eh = remove_k(max(eps1 - d1, 0.0), r)
+            out["remove"] = (vl - el, vh + eh)
+        if not math.isfinite(em):
+            out["add"] = (0.0, 0.0)
+            return out
+        ee = math.exp(eps)
+        a0 = r * ee - em
+        da = 8.0 * ulp * (r * ee + em)
+        if a0 + da <= 0.0:
+            out["add"] = (0.0, 0.0)  # the add loss never exceeds -log(1 - r) < eps
+            return out
+        hi_a = a0 + da
+        eps2 = math.log(r * ee / hi_a)
+        d2 = 8.0 * ulp * (1.0 + eps2)
+        if eps2 - d2 > 700.0:
+            hi = hi_a * self.floor
+        else:
+            vh, eh = add_k(max(eps2 - d2, 0.0), hi_a)
+            hi = vh + eh
+        lo_a = a0 - da
+        lo = 0.0
+        if lo_a > 0.0:
+            eps2 = math.log(r * ee / lo_a)
+            d2 = 8.0 * ulp * (1.0 + eps2)
+            if eps2 + d2 <= 700.0:
+                vl, el = add_k(eps2 + d2, lo_a)
+                lo = vl - el
+        out["add"] = (lo, hi)
+        return out
+
+    def diluted_lattice_pmfs(self, delta_l: float, r: float, M_outer: float) -> LatticePMFs:
+        """Cells of U = log S with exact loss edges: U in [u_j, u_{j+1}) <=> remove loss in
+        [j D, (j+1) D), u_j = log M_outer + log(e^{jD} - 1 + r).  Masses from the grids' CDFs
+        (fine, with the coarse grid for the l1 error estimate, as :meth:`lattice_pmfs`)."""
+        D = float(delta_l)
+        lm = math.log(M_outer)
+        l1mr = math.log1p(-r)
+        u = self.fine.u
+        ends = np.logaddexp(l1mr, np.array([u[0], u[-1]]) - lm)  # remove losses at the grid's ends
+        j0 = int(math.floor(ends[0] / D))
+        j1 = int(math.ceil(ends[1] / D))
+        j = np.arange(j0, j1 + 1, dtype=float)
+        t = np.expm1(j * D) + r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            uj = np.where(t > 0, lm + np.log(np.maximum(t, 1e-300)), -np.inf)
+        masses = []
+        for g in (self.fine, self.coarse):
+            xc = np.clip(uj, g.u[0], g.u[-1])
+            masses.append((np.diff(g.cdf0_at(xc)), np.diff(g.cdf1_at(xc))))
+        (p0, p1), (q0, q1) = masses
+        err = float(max(np.sum(np.abs(p0 - q0)), np.sum(np.abs(p1 - q1)))) / 16.0 + self.defect + 1e-16
+        outside = max(abs(1.0 - float(np.sum(p0))), abs(1.0 - float(np.sum(p1))))
+        p0 = np.maximum(p0, 0.0)
+        pm = (1.0 - r) * p0 + r * np.maximum(p1, 0.0)
+        n = p0.size
+        # add: cell j has loss in (-(j+1) D, -j D]: up -j, down -(j+1); off-grid mass and the
+        # error estimate at the largest possible add loss -log(1 - r) (not +inf)
+        j_top = max(int(math.ceil(-l1mr / D)), -j0)
+        up = np.zeros(j_top + j0 + n)
+        up[:n] = p0[::-1]
+        up[-1] += outside + err
+        return {
+            "remove": (j0 + 1, pm, outside + err, j0, pm.copy(), err),
+            "add": (-(j0 + n - 1), up, 0.0, -(j0 + n), p0[::-1].copy(), err),
+        }
+
 
 def default_step(sigma: float, M: int) -> float:
     """Grid step: 1/100 of the log-scale of S_M (Fenton-Wilkinson), at most 0.016."""

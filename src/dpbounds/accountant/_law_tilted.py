@@ -16,7 +16,7 @@ from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._law import FArr, SingleEpochLaw
 from dpbounds.accountant._law_fourier import _clog1p
-from dpbounds.accountant._tails import lower_tail_h0, upper_tail_h0, upper_tail_h1
+from dpbounds.accountant._tails import extend_cdf_brackets, lower_tail_h0, upper_tail_h0, upper_tail_h1
 
 __all__ = ["TiltedLognormalSum"]
 
@@ -316,6 +316,15 @@ class TiltedLognormalSum(SingleEpochLaw):
             slope = np.maximum(0.0, 1.0 + x / m)
             err[idx] = ex + slope * (ex + resid)
         return f, err
+
+    def cdf_brackets(self, y: FArr) -> tuple[FArr, FArr, FArr, FArr]:
+        """Inside the served range: the series value +- :meth:`err`; beyond it:
+        :func:`extend_cdf_brackets`."""
+        y = np.atleast_1d(np.asarray(y, dtype=float))
+        yc = np.clip(y, self.xlo, self.xhi)
+        g0, g1 = self.wrapped_cdf_pair(yc)
+        e = self.err(yc)
+        return extend_cdf_brackets(self.sigma, self.M, self.xlo, self.xhi, y, g0 - e, g0 + e, g1 - e, g1 + e)
 
     def _eps_table(self) -> tuple[FArr, FArr]:
         """(eps_j, sqrt(-2 log delta~(eps_j))) on [0, log(1 + xhi/M)] (4096 points, non-decreasing),

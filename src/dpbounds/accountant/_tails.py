@@ -20,7 +20,7 @@ from dpbounds.accountant._cache import memoize
 
 FArr = NDArray[np.float64]
 
-__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "spread_along_bound"]
+__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "spread_along_bound", "extend_cdf_brackets"]
 
 def _ndtr(x: Any) -> FArr:
     from dpbounds._ufuncs import ndtr
@@ -67,7 +67,9 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     log10_bmax = min((37.0 * s + m) / math.log(10.0), 300.0)
     lam = np.logspace(-12, 3, 91)
     if far and log10_bmax > 6.5:
-        lam = np.concatenate([np.logspace(-math.ceil(log10_bmax) - 2, -12.5, 2 * int(math.ceil(log10_bmax)) - 20), lam])
+        # (none needed while 30 / b_max is above the table's 1e-12: b_max below ~1e10, sigma ~ 1.5-2)
+        lam = np.concatenate([np.logspace(-math.ceil(log10_bmax) - 2, -12.5,
+                                          max(2 * int(math.ceil(log10_bmax)) - 20, 0)), lam])
     # lower-tail transform, trapezoid on the real line (smooth, double-exponential decay)
     hu = min(0.05, sigma / 10)
     u = np.arange(-12.0, 12.0 + 2 * s, hu)
@@ -75,8 +77,11 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     y = np.exp(s * u + m)
     z = lam[:, None] * y[None, :]
     # e^{-z} - 1 + z, series for small z (Horner: numpy's z ** 3 goes through pow, ~2x slower)
-    g = np.where(z < 1e-3, z * z * (0.5 - z * (1.0 / 6.0 - z * (1.0 / 24.0))),
-                 np.expm1(-np.minimum(z, 700)) + z)
+    # (each branch evaluated only where it is taken: the same values as np.where of both)
+    g = np.expm1(-np.minimum(z, 700)) + z
+    sm = z < 1e-3
+    zs = z[sm]
+    g[sm] = zs * zs * (0.5 - zs * (1.0 / 6.0 - zs * (1.0 / 24.0)))
     q = g @ nu
     # log E e^{-lam Y} by log-sum-exp (used where E e^{-lam Y} - 1 < -0.05)
     lw = np.log(nu)[None, :] - z
@@ -92,14 +97,31 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     D2 = np.full((b.size, lam.size), np.inf)
     # all panels of all levels b in one array (the per-b numpy loop cost ~7 ms per sigma):
     # unit panels on [-12, u_b] plus geometric refinement towards u_b, where e^{lam y} is steepest
-    edges_l = []
-    for i in range(b.size):
-        uni = np.linspace(-12.0, ub[i], int(math.ceil(ub[i] + 12.0)) + 1)
-        geo = ub[i] - np.exp(np.linspace(_LOG_1EM4, math.log(min(1.0, 0.5 * (ub[i] + 12.0))), 8))
-        edges_l.append(np.unique(np.concatenate([uni, geo])))
-    npan = np.array([e.size - 1 for e in edges_l])
-    lo_e = np.concatenate([e[:-1] for e in edges_l])
-    hi_e = np.concatenate([e[1:] for e in edges_l])
+    # (all levels at once: the same values as np.unique(np.concatenate([np.linspace(-12, u_b,
+    # ceil(u_b + 12) + 1), u_b - np.exp(np.linspace(log 1e-4, log min(1, (u_b + 12) / 2), 8))]))
+    # per level, built as np.linspace builds them: start + k * step, the last point set to stop)
+    n_uni = np.ceil(ub + 12.0).astype(np.int64) + 1
+    lvl_u = np.repeat(np.arange(b.size), n_uni)
+    k_u = np.arange(lvl_u.size) - np.repeat(np.cumsum(n_uni) - n_uni, n_uni)
+    uni = k_u * ((ub + 12.0) / (n_uni - 1))[lvl_u] + -12.0
+    last = np.cumsum(n_uni) - 1
+    uni[last] = ub
+    g_stop = np.array([math.log(min(1.0, 0.5 * (v + 12.0))) for v in ub.tolist()])  # math.log, as before
+    g_step = (g_stop - _LOG_1EM4) / 7.0
+    gl = np.arange(8)[None, :] * g_step[:, None] + _LOG_1EM4
+    gl[:, -1] = g_stop
+    geo = ub[:, None] - np.exp(gl)
+    vals = np.concatenate([uni, geo.ravel()])
+    lvl = np.concatenate([lvl_u, np.repeat(np.arange(b.size), 8)])
+    order = np.lexsort((vals, lvl))
+    vals, lvl = vals[order], lvl[order]
+    keep = np.ones(vals.size, dtype=bool)
+    keep[1:] = (vals[1:] != vals[:-1]) | (lvl[1:] != lvl[:-1])
+    vals, lvl = vals[keep], lvl[keep]
+    npan = np.bincount(lvl, minlength=b.size) - 1
+    inner = lvl[1:] == lvl[:-1]  # consecutive edges of one level bound a panel
+    lo_e = vals[:-1][inner]
+    hi_e = vals[1:][inner]
     mid = 0.5 * (hi_e + lo_e)
     half = 0.5 * (hi_e - lo_e)
     uu = mid[:, None] + half[:, None] * _GL12_X[None, :]  # (panels, 12)
@@ -124,7 +146,10 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
         if rows.size:
             w_i, y_i = ww[seg[i]:seg[i + 1]], yy[seg[i]:seg[i + 1]]
             zz = lam[rows, None] * y_i[None, :]
-            gg = np.where(zz < 1e-3, zz * zz * (0.5 + zz * (1.0 / 6.0 + zz * (1.0 / 24.0))), np.expm1(zz) - zz)
+            gg = np.expm1(zz) - zz
+            sm = zz < 1e-3
+            zs = zz[sm]
+            gg[sm] = zs * zs * (0.5 + zs * (1.0 / 6.0 + zs * (1.0 / 24.0)))
             Ssum[i, rows] = gg @ w_i
     with np.errstate(over="ignore", invalid="ignore"):
         rest = Qb[:, None] * np.expm1(np.minimum(lb, 31.0)) - lam[None, :] * Tb[:, None]
@@ -165,13 +190,53 @@ def _upper_exponent(sigma: float, n: float, far: bool = False) -> FArr:
     return np.asarray(np.where(np.isfinite(D2), expo, np.inf), dtype=np.float64)
 
 
+@memoize("tail slope keys", maxsize=64)
+def _slope_keys(sigma: float, n: float, far: bool = False) -> tuple[FArr, FArr, FArr]:
+    """(keys, expo_pad, lam_pad): sorted keys locating, for each truncation level b, the minimiser
+    over the lam table of expo[b, l] - lam_l x (expo the x-independent part from
+    :func:`_upper_exponent`), and expo (flat) and lam padded by two entries each side (+inf and
+    the end values: every index within two of a real one is valid and never the minimum).
+
+    expo is convex in lam (n times a cumulant generating function), so the minimiser is l* = the
+    number of chords (expo[l+1] - expo[l]) / (lam[l+1] - lam[l]) below x.  Row b's chord slopes
+    (made non-decreasing) are mapped monotonically into [b + 0.01, b + 0.99], so that one
+    searchsorted over all rows finds l* for every (x, b)."""
+    lam = _mgf_tables(sigma, far)[0]
+    expo = _upper_exponent(float(sigma), float(n), far)
+    with np.errstate(invalid="ignore", over="ignore"):
+        sl = np.diff(expo, axis=1) / np.diff(lam)[None, :]
+    sl = np.maximum.accumulate(np.where(np.isnan(sl), np.inf, sl), axis=1)
+    keys = np.asarray(np.arange(expo.shape[0])[:, None] + _slope_key(sl), dtype=np.float64).ravel()
+    expo_pad = np.pad(expo, ((0, 0), (2, 2)), constant_values=np.inf).ravel()
+    lam_pad = np.pad(lam, 2, mode="edge")
+    return keys, expo_pad, lam_pad
+
+
+def _slope_key(v: FArr) -> FArr:
+    """A monotone map of the real line into [0.01, 0.99] (distinct for distinct moderate v)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(0.5 + np.clip(np.sign(v) * np.log1p(np.abs(v)) / 1500.0, -0.49, 0.49),
+                          dtype=np.float64)
+
+
+_AROUND = np.arange(-2, 3)  # the located minimiser and two neighbours each side
+
+
 def upper_tail_h0(sigma: float, n: float, x: Any, far: bool = False) -> FArr:
     """Upper bound on P0[sum_{j<=n}(Y_j - 1) > x] for x > 0 (truncated Chernoff)."""
     lam, _, b, Qb, D2, _ = _mgf_tables(sigma, far)
     x = np.atleast_1d(np.asarray(x, dtype=float))
-    expo = _upper_exponent(float(sigma), float(n), far)
-    e = -lam[None, None, :] * x[:, None, None] + expo[None, :, :]
-    emin = np.min(e, axis=2)  # (nx, B)
+    nb, nl = Qb.size, lam.size
+    # the minimum over lam of expo[b, l] - lam_l x (the same as over the whole table: tested), at
+    # the minimiser located through the chord slopes (convexity) and two neighbours each side
+    # (round-off in the slopes); every (b, lam) pair is a valid Chernoff bound in any case
+    keys, expo_pad, lam_pad = _slope_keys(float(sigma), float(n), far)
+    rows = np.arange(nb)
+    q = rows[None, :] + _slope_key(x)[:, None]                             # (nx, B)
+    pos = np.searchsorted(keys, q.ravel()).reshape(q.shape) - rows[None, :] * (nl - 1)
+    li = _AROUND[:, None, None] + (pos + 2)[None, :, :]                   # (5, nx, B), padded index
+    e = expo_pad.take(li + rows * (nl + 4)) - lam_pad.take(li) * x[None, :, None]
+    emin = np.minimum.reduce(e, axis=0)  # (nx, B); over the leading axis: elementwise, fast
     with np.errstate(over="ignore"):
         tot = n * Qb[None, :] + np.exp(np.minimum(emin, 0.0))
     return np.asarray(np.minimum(1.0, np.min(tot, axis=1) * 1.01), dtype=np.float64)
@@ -215,3 +280,25 @@ def spread_along_bound(tot: float, l_xhi: float,
     keep = masses > 0
     return [(float(lv), float(mv)) for lv, mv in zip(losses[keep], masses[keep])]
 
+
+
+def extend_cdf_brackets(sigma: float, M: float, xlo: float, xhi: float, y: FArr, lo0: FArr, hi0: FArr,
+                        lo1: FArr, hi1: FArr) -> tuple[FArr, FArr, FArr, FArr]:
+    """CDF brackets of x = S - M (H0: ``lo0, hi0``; H1: ``lo1, hi1``, each computed at y clipped to
+    the served range [xlo, xhi]) made valid at every ``y``, clipped to [0, 1].
+
+    Beyond the range a CDF lies between its value at the range's end and 0 or 1: below xlo the
+    lower ends drop to 0; above xhi the upper ends rise to 1 and the lower ends are raised to
+    1 - (the rigorous upper tail bounds at y).  The arrays are modified in place."""
+    above = y > xhi
+    if np.any(above):
+        ya = np.minimum(y[above], 1e300)
+        hi0[above] = 1.0
+        hi1[above] = 1.0
+        lo0[above] = np.maximum(lo0[above], 1.0 - upper_tail_h0(sigma, M, ya))
+        lo1[above] = np.maximum(lo1[above], 1.0 - upper_tail_h1(sigma, M, ya))
+    below = y < xlo
+    lo0[below] = 0.0
+    lo1[below] = 0.0
+    return (np.clip(lo0, 0.0, 1.0), np.clip(hi0, 0.0, 1.0),
+            np.clip(lo1, 0.0, 1.0), np.clip(hi1, 0.0, 1.0))
