@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import dpbounds
 from dpbounds.cli import main
 from test_rounds import TABLE1
 
@@ -37,18 +38,32 @@ def test_table1_json(capsys):
 
 
 def test_rounds(capsys):
-    code, out, _ = run(capsys, "rounds", "--sigma", "1", "--delta", "0.01")
+    # the paper's coefficient, one argument away (Table 1: sigma = 1, delta = 0.01)
+    code, out, _ = run(capsys, "rounds", "--sigma", "1", "--delta", "0.01", "--coefficient", "simplified")
     assert code == 0 and "1140369" in out
     code, out, _ = run(capsys, "rounds", "--sigma", "1", "--delta", "0.01", "--coefficient", "exact", "--json")
     assert json.loads(out)["rounds_exact"] == 429713
-    code, out, _ = run(capsys, "--json", "rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "4")
+    code, out, _ = run(capsys, "--json", "rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "4",
+                       "--coefficient", "simplified")
     data = json.loads(out)
     assert data["epochs"] == 4 and data["rounds_exact"] > 4 * 1140369
 
 
+def test_rounds_default_coefficient_is_exact(capsys):
+    code, out, _ = run(capsys, "rounds", "--sigma", "1", "--delta", "0.01")
+    assert code == 0 and "429713" in out   # Table 1's exact-moment row, not the paper's 1140369
+    code, out, _ = run(capsys, "--json", "rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "4")
+    data = json.loads(out)
+    assert data["coefficient"] == "exact" and data["rounds_exact"] > 4 * 429713
+
+
 def test_delta(capsys):
-    code, out, _ = run(capsys, "delta", "--sigma", "1", "--rounds", "1e6")
+    code, out, _ = run(capsys, "delta", "--sigma", "1", "--rounds", "1e6", "--coefficient", "simplified")
     assert code == 0 and "delta_min = 0.0106789" in out and "applies" in out
+    # default: the exact third absolute moment, a smaller bound
+    code, out, _ = run(capsys, "delta", "--sigma", "1", "--rounds", "1e6")
+    exact = dpbounds.theorem31(1.0, 10 ** 6, coefficient="exact").delta_min
+    assert code == 0 and f"delta_min = {exact:.6g}" in out and exact < 0.0106789
     code, out, _ = run(capsys, "--json", "delta", "--sigma", "0.5", "--rounds", "100")
     data = json.loads(out)
     assert code == 1 and data["valid"] is False and "sigma < sqrt(3/ln M)" in data["reason"]
@@ -57,7 +72,7 @@ def test_delta(capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["rounds", "--sigma", "-1", "--delta", "0.01"], "sigma must be finite and > 0"),
     (["rounds", "--sigma", "1", "--delta", "2"], "delta must be in the open interval"),
-    (["rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "2.5"], "epochs must be an integer"),
+    (["rounds", "--sigma", "1", "--delta", "0.01", "--epochs", "2.5"], "argument --epochs: must be a whole number"),
     (["delta", "--sigma", "1", "--rounds", "2"], "rounds must be an integer >= 3"),
     (["rounds", "--sigma", "abc", "--delta", "0.01"], "not a number"),
     (["nosuchcommand"], "invalid choice"),

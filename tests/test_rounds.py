@@ -43,7 +43,7 @@ def test_table1(coefficient, sigma):
 
 
 def test_table1_cli_output_matches_paper():
-    from dpbounds._cli_core import table1_rows
+    from dpbounds.cli._core import table1_rows
 
     for row in table1_rows():
         expect = TABLE1[row["coefficient"]][row["sigma"]]

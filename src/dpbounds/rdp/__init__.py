@@ -1,15 +1,17 @@
-"""Renyi-DP accounting (seeds 001 and 002; SPEC Part B).
+"""Renyi-DP accounting.
 
 Base mechanisms (:func:`gaussian`, :func:`laplace`, :func:`randomized_response`),
 subsampling without replacement (:func:`subsampled_gaussian_wor`, :func:`subsampled_wor`:
 WBK19 Theorem 9, the improved Pearson-Vajda bound, the lower bound, Corollary-10
 interpolation), the Poisson-subsampled Gaussian (:func:`poisson_gaussian`, exact or
 library-compatible at fractional orders), conversions (:func:`epsilon`, :func:`delta`),
-the analytical moments accountant (:class:`RDPAccountant`), and the seed-002 pieces
-(:func:`hybrid_noise`, :func:`hypercube_noise`, :func:`coordinatewise_poisson`,
-:func:`twice_sampling`, :func:`poisson_general`).
+the analytical moments accountant (:class:`RDPAccountant`), and optimal Gaussian noise for
+hybrid clipping with coordinate-wise and twice sampling (:func:`hybrid_noise`,
+:func:`hypercube_noise`, :func:`coordinatewise_poisson`, :func:`twice_sampling`,
+:func:`poisson_general`; "Geometry of Sensitivity: Twice Sampling and Hybrid Clipping in
+Differential Privacy with Optimal Gaussian Noise and Application to Deep Learning").
 
-Neighbouring relations (SPEC B.0): the without-replacement bounds are for REPLACE-ONE
+Neighbouring relations: the without-replacement bounds are for REPLACE-ONE
 neighbours, so their ``sigma`` is noise std / replace-one sensitivity -- 2C for a sum of
 gradients clipped to norm C.  Poisson subsampling is for ADD/REMOVE neighbours (sigma =
 noise std / C).  Values under the two relations are not comparable as such.
@@ -42,7 +44,7 @@ from dpbounds.rdp._mechanisms import (
     SubsampledGaussianWOR,
     SubsampledWOR,
 )
-from dpbounds.rdp._seed002 import (
+from dpbounds.rdp._hybrid_clipping import (
     coordinatewise_limit,
     coordinatewise_poisson,
     hybrid_noise,
@@ -81,7 +83,7 @@ def gaussian(alpha: Any, sigma: Any) -> Any:
     Returns
     -------
     float or ndarray
-        eps(alpha); accurate to 2 ulp.  SPEC Part B section 1.
+        eps(alpha); accurate to 2 ulp.
     """
     return call("rdp_gaussian", alpha=alpha, sigma=sigma)
 
@@ -91,7 +93,7 @@ def laplace(alpha: Any, b: Any) -> Any:
 
     ``eps(a) = log(a/(2a-1) e^{(a-1)/b} + (a-1)/(2a-1) e^{-a/b})/(a-1)``; ``a = 1`` gives
     ``1/b + e^{-1/b} - 1``, ``a = inf`` gives ``1/b``.  Relative error <= 1e-14 (vs mpmath,
-    tests/test_rdp_kernels.py), with no cancellation for large ``b``.  SPEC Part B section 1.
+    tests/test_rdp_kernels.py), with no cancellation for large ``b``.
     """
     return call("rdp_laplace", alpha=alpha, b=b)
 
@@ -100,7 +102,7 @@ def randomized_response(alpha: Any, p: Any) -> Any:
     """RDP of binary randomized response, truthful with probability ``p`` in (0, 1).
 
     ``a = 1``: ``(2p-1) log(p/(1-p))``; ``a = inf``: ``|log(p/(1-p))|``.  Relative error
-    <= 1e-14 including ``p`` near 1/2.  SPEC Part B section 1.
+    <= 1e-14 including ``p`` near 1/2.
     """
     return call("rdp_randomized_response", alpha=alpha, p=p)
 
@@ -128,7 +130,8 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
     -------
     float or ndarray
         lower <= improved <= theorem9 <= alpha/(2 sigma^2).  Accuracy vs mpmath: relative
-        error <= 1e-12 (integer orders; tests/test_rdp_kernels.py).  SPEC Part B sections 2-5.
+        error <= 1e-12 (integer orders; tests/test_rdp_kernels.py).  Bounds of "Subsampled Renyi
+        Differential Privacy and Analytical Moments Accountant" (Theorem 9) and their refinements.
 
     Notes
     -----
@@ -170,7 +173,7 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     -------
     float or ndarray
         Clamped by the base eps(alpha) (callables) and by log(1 + gamma(e^{eps_inf} - 1)).
-        Relative error <= 1e-12 vs mpmath (tests/test_rdp_kernels.py).  SPEC Part B section 2.
+        Relative error <= 1e-12 vs mpmath (tests/test_rdp_kernels.py).
     """
     V.check_choice("bound", bound, ("theorem9", "improved"))
     a, g = V.check_args({"alpha": _ORDER, "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, gamma=gamma)
@@ -245,7 +248,7 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
     Notes
     -----
     Accurate for rates down to 1e-9 and below (log1p throughout; autodp is 34% off at
-    q = 1e-7).  SPEC Part B section 6.
+    q = 1e-7).
     """
     m = V.check_choice("mode", mode, ("exact", "compat"))
     a, s, qq = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
@@ -279,7 +282,7 @@ def epsilon(rdp_values: Any, orders: Any, delta: Any, conversion: str = "improve
         In (0, 1); broadcast against ``rdp_values[..., 0]``.
     conversion : {"improved", "classic"}
         "classic": min_a eps(a) + log(1/delta)/(a-1) (Mironov 2017).  "improved": Balle et al.
-        2020 Thm 21 with the TV shortcut (SPEC B.7); never larger than "classic".
+        2020 Thm 21 with the TV shortcut; never larger than "classic".
     return_order : bool
         Also return the minimising order.
     """
@@ -300,7 +303,7 @@ def delta(rdp_values: Any, orders: Any, epsilon: Any, conversion: str = "improve
     """delta such that an RDP curve implies (epsilon, delta)-DP: the minimum over the given orders.
 
     "classic": min_a exp((a-1)(eps(a) - epsilon)); "improved": min_a exp((a-1)(eps(a) - epsilon
-    + log(1 - 1/a)) - log a), also <= sqrt(1 - e^{-eps(a)}).  Clipped to <= 1.  SPEC B.7.
+    + log(1 - 1/a)) - log a), also <= sqrt(1 - e^{-eps(a)}).  Clipped to <= 1.
     """
     c = V.check_choice("conversion", conversion, ("improved", "classic"))
     r, o = _curve(rdp_values, orders)

@@ -2,66 +2,80 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
+import time
 import warnings
-from typing import Any
+from typing import Any, Mapping
 
-from dpbounds._cli_core import EXIT_TOLERANCE_MISSED, _whole
-from dpbounds._cli_core import _positive_float as _number
+from dpbounds import (
+    PoissonAccountant,
+    PrecisionWarning,
+    RandomAllocationAccountant,
+    calibrate_noise,
+    gdp_epsilon,
+    gdp_mu_poisson,
+    gdp_mu_random_allocation,
+)
+from dpbounds import _validation as V
+from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._options import add_json_flag
+from dpbounds.cli._output import EXIT_OK, EXIT_TOLERANCE_MISSED, Column, emit_json, print_table
+from dpbounds.rdp import PoissonGaussian, RDPAccountant, SubsampledGaussianWOR
+
+__all__ = ["register"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset-size", type=_whole, required=True, metavar="N",
+    p.add_argument("--dataset-size", type=whole, required=True, metavar="N",
                    help="number of training examples N, e.g. 60000 or 6e4")
-    p.add_argument("--batch-size", type=_whole, required=True, metavar="B",
+    p.add_argument("--batch-size", type=whole, required=True, metavar="B",
                    help="(expected) batch size B, e.g. 256")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--epochs", type=_number, metavar="E", help="passes over the data, e.g. 10")
-    g.add_argument("--steps", type=_whole, metavar="T", help="training steps instead of epochs, e.g. 2340")
-    p.add_argument("--delta", type=_number, default=1e-5, help="target delta (default 1e-5)")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="JSON output")
+    g.add_argument("--epochs", type=real, metavar="E", help="passes over the data, e.g. 10")
+    g.add_argument("--steps", type=whole, metavar="T", help="training steps instead of epochs, e.g. 2340")
+    p.add_argument("--delta", type=real, default=1e-5, help="target delta")
+    add_json_flag(p)
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "dpsgd", help="epsilon of one DP-SGD run under every sampling scheme (start here)",
-        description="epsilon(delta) of one DP-SGD configuration: random allocation (exact, certified), "
-                    "Poisson (exact PLD and RDP), sampling without replacement (RDP), Theorem 3.1's "
-                    "closed form and the Gaussian-DP approximation, with the steps each scheme counts.  "
-                    "Example: dpbounds dpsgd --dataset-size 60000 --batch-size 256 --epochs 10 "
-                    "--noise-multiplier 1.1 --delta 1e-5")
-    p.add_argument("--noise-multiplier", type=_number, required=True, metavar="SIGMA",
+        description="epsilon(delta) of one DP-SGD configuration: random allocation (exact, certified),\n"
+                    "Poisson (exact PLD and RDP), sampling without replacement (RDP), Theorem 3.1's\n"
+                    "closed form and the Gaussian-DP approximation, with the steps each scheme counts.",
+        epilog="example:\n  dpbounds dpsgd --dataset-size 60000 --batch-size 256 --epochs 10 "
+               "--noise-multiplier 1.1 --delta 1e-5")
+    p.add_argument("--noise-multiplier", type=real, required=True, metavar="SIGMA",
                    help="noise std / clipping norm, e.g. 1.1")
     _common(p)
     p.set_defaults(func=_dpsgd)
 
     c = sub.add_parser(
         "calibrate", help="the smallest noise multiplier that meets a target epsilon",
-        description="The smallest noise multiplier whose certified epsilon(delta) meets the target "
-                    "(certified on both sides).  Example: dpbounds calibrate --target-epsilon 3 "
-                    "--delta 1e-5 --dataset-size 60000 --batch-size 256 --epochs 10")
-    c.add_argument("--target-epsilon", type=_number, required=True, help="target epsilon, e.g. 3")
+        description="The smallest noise multiplier whose certified epsilon(delta) meets the target\n"
+                    "(certified on both sides).",
+        epilog="example:\n  dpbounds calibrate --target-epsilon 3 --delta 1e-5 --dataset-size 60000 "
+               "--batch-size 256 --epochs 10")
+    c.add_argument("--target-epsilon", type=real, required=True, help="target epsilon, e.g. 3")
     _common(c)
     c.add_argument("--sampling", choices=("random_allocation", "poisson", "without_replacement"),
-                   default="random_allocation", help="sampling scheme (default random_allocation)")
+                   default="random_allocation", help="sampling scheme")
     c.add_argument("--accountant", choices=("exact", "rdp"), default=None,
                    help="exact (random allocation, Poisson) or rdp (Poisson, without replacement); "
                         "default: exact where available, else rdp")
-    c.add_argument("--rtol", type=_number, default=1e-3, help="relative resolution of sigma (default 1e-3)")
+    c.add_argument("--rtol", type=real, default=1e-3, help="relative resolution of sigma")
     c.set_defaults(func=_calibrate)
 
 
 def _rows(sigma: float, N: int, B: int, epochs: float | None, steps: int | None,
           delta: float) -> list[dict[str, Any]]:
-    from dpbounds import PoissonAccountant, PrecisionWarning, RandomAllocationAccountant
-    from dpbounds import _ufuncs as U
-    from dpbounds.rdp import PoissonGaussian, RDPAccountant, SubsampledGaussianWOR
-    from dpbounds.tradeoff import gdp_epsilon, mu_poisson, mu_random_allocation
-
+    if B < 1:
+        raise ValueError(f"batch-size must be >= 1, got {B}")
     if B > N:
         raise ValueError(f"batch-size must be <= dataset-size, got {B} > {N}")
+    if steps is not None and steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
     M = N // B
     q = B / N
     ra_steps = steps if steps is not None else None
@@ -93,24 +107,14 @@ def _rows(sigma: float, N: int, B: int, epochs: float | None, steps: int | None,
     wor = RDPAccountant().compose(SubsampledGaussianWOR(sigma / 2.0, q), po_steps).get_epsilon_bracket(delta)
     row("without replacement", "replace-one (sensitivity 2C: RDP at sigma/2)", q, po_steps, None, wor.upper,
         "RDP upper bound (improved bound, improved conversion)")
-    # Theorem 3.1: (0, delta_min)-DP per epoch, composed; applies only to whole epochs where valid
     E_ra = ra_steps / M
-    dmin = float(U.delta_bound_exact(sigma, float(M)))
     if ra_steps % M:
         row("random allocation", "add/remove", 1.0 / M, ra_steps, None, None,
             "Theorem 3.1 closed form: not applicable (a partial epoch)")
-    elif not math.isfinite(dmin):
-        row("random allocation", "add/remove", 1.0 / M, ra_steps, None, None,
-            f"Theorem 3.1 closed form: does not apply at sigma = {sigma:g}, M = {M} "
-            "(needs M >= 3, sigma >= sqrt(3 / ln M) and its condition (2))")
     else:
-        dE = float(U.compose_delta(dmin, float(E_ra)))
-        ok = dE <= delta
-        row("random allocation", "add/remove", 1.0 / M, ra_steps, None, 0.0 if ok else None,
-            f"Theorem 3.1 closed form: (0, {dE:.3g})-DP over {int(E_ra)} epochs"
-            + ("" if ok else f" -- no epsilon at delta = {delta:g} (its delta is larger)"))
-    mu_ra = float(mu_random_allocation(sigma, float(M), E_ra))
-    mu_po = float(mu_poisson(sigma, q, float(po_steps)))
+        row("random allocation", "add/remove", 1.0 / M, ra_steps, None, *_closed_form(sigma, M, int(E_ra), delta))
+    mu_ra = float(gdp_mu_random_allocation(sigma, float(M), E_ra))
+    mu_po = float(gdp_mu_poisson(sigma, q, float(po_steps)))
     row("random allocation", "add/remove", 1.0 / M, ra_steps, None, float(gdp_epsilon(delta, mu_ra)),
         f"Gaussian-DP approximation, mu = {mu_ra:.4g} (NOT a bound)")
     row("Poisson", "add/remove", q, po_steps, None, float(gdp_epsilon(delta, mu_po)),
@@ -120,41 +124,58 @@ def _rows(sigma: float, N: int, B: int, epochs: float | None, steps: int | None,
     return rows
 
 
+def _closed_form(sigma: float, M: int, epochs: int, delta: float) -> tuple[float | None, str]:
+    """Theorem 3.1's (0, delta)-DP over whole epochs, from the closed-form accountant: (epsilon, method text)."""
+    try:
+        dE = RandomAllocationAccountant(sigma, M, epochs, method="closed_form").get_delta_bracket(0.0).upper
+    except ValueError:  # (sigma, M) passed the exact accountant above, so: the theorem does not apply
+        return None, (f"Theorem 3.1 closed form: does not apply at sigma = {sigma:g}, M = {M} "
+                      "(needs M >= 3, sigma >= sqrt(3 / ln M) and its condition (2))")
+    if dE <= delta:
+        return 0.0, f"Theorem 3.1 closed form: (0, {dE:.3g})-DP over {epochs} epochs"
+    return None, (f"Theorem 3.1 closed form: (0, {dE:.3g})-DP over {epochs} epochs"
+                  f" -- no epsilon at delta = {delta:g} (its delta is larger)")
+
+
 def _fmt(v: float | None) -> str:
     return "-" if v is None else ("inf" if not math.isfinite(v) else f"{v:.5g}")
 
 
-def _dpsgd(args: argparse.Namespace) -> int:
-    from dpbounds import _validation as V
+def _eps(r: Mapping[str, Any]) -> str:
+    lo, hi = r["epsilon_lower"], r["epsilon_upper"]
+    return f"[{_fmt(lo)}, {_fmt(hi)}]" if lo is not None else _fmt(hi)
 
+
+_COLUMNS = (
+    Column("scheme", lambda r: r["scheme"], 20, "<"),
+    Column("rate", lambda r: f"{r['sample_rate']:.5g}", 10),
+    Column("steps", lambda r: str(r["steps"]), 7),
+    Column("epsilon", _eps, 21),
+    Column("method", lambda r: r["method"], 0, "<", gap=2),
+)
+
+
+def _dpsgd(args: argparse.Namespace) -> int:
     sigma = float(V.check_finite_positive("noise-multiplier", args.noise_multiplier))
     delta = float(V.check_open_unit("delta", args.delta))
     if args.epochs is not None:
         V.check_finite_positive("epochs", args.epochs)
     rows = _rows(sigma, args.dataset_size, args.batch_size, args.epochs, args.steps, delta)
     if getattr(args, "json", False):
-        print(json.dumps({"noise_multiplier": sigma, "dataset_size": args.dataset_size,
-                          "batch_size": args.batch_size, "epochs": args.epochs, "steps": args.steps,
-                          "delta": delta, "rows": rows}, indent=2, allow_nan=False))
+        emit_json({"noise_multiplier": sigma, "dataset_size": args.dataset_size,
+                   "batch_size": args.batch_size, "epochs": args.epochs, "steps": args.steps,
+                   "delta": delta, "rows": rows})
     else:
         n_e = f"epochs={args.epochs:g}" if args.epochs is not None else f"steps={args.steps}"
         print(f"DP-SGD: noise_multiplier={sigma:g}, N={args.dataset_size}, B={args.batch_size}, {n_e}, delta={delta:g}")
-        print(f"{'scheme':<20} {'rate':>10} {'steps':>7} {'epsilon':>21}  method")
-        for r in rows:
-            lo, hi = r["epsilon_lower"], r["epsilon_upper"]
-            eps = f"[{_fmt(lo)}, {_fmt(hi)}]" if lo is not None else _fmt(hi)
-            print(f"{r['scheme']:<20} {r['sample_rate']:>10.5g} {r['steps']:>7} {eps:>21}  {r['method']}")
+        print_table(rows, _COLUMNS)
         print("note: without replacement uses replace-one neighbours; the other rows add/remove. "
               "A shuffled loader with fixed-size batches is none of these schemes (see docs/sampling.md).")
     missed = [r for r in rows if r.get("tolerance_met") is False]
-    return EXIT_TOLERANCE_MISSED if missed else 0
+    return EXIT_TOLERANCE_MISSED if missed else EXIT_OK
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    import time
-
-    from dpbounds import calibrate_noise
-
     acc = args.accountant or ("rdp" if args.sampling == "without_replacement" else "exact")
     t0 = time.perf_counter()
     s = calibrate_noise(args.target_epsilon, args.delta, dataset_size=args.dataset_size,
@@ -162,10 +183,10 @@ def _calibrate(args: argparse.Namespace) -> int:
                         sampling=args.sampling, accountant=acc, rtol=args.rtol)
     dt = time.perf_counter() - t0
     if getattr(args, "json", False):
-        print(json.dumps({"noise_multiplier": s, "target_epsilon": args.target_epsilon, "delta": args.delta,
-                          "sampling": args.sampling, "accountant": acc, "rtol": args.rtol,
-                          "seconds": round(dt, 3)}))
+        emit_json({"noise_multiplier": s, "target_epsilon": args.target_epsilon, "delta": args.delta,
+                   "sampling": args.sampling, "accountant": acc, "rtol": args.rtol,
+                   "seconds": round(dt, 3)})
     else:
         print(f"noise_multiplier = {s:.6g}  ({args.sampling}, {acc} accountant: certified epsilon <= "
               f"{args.target_epsilon:g} at delta = {args.delta:g}; {s / (1 + args.rtol):.6g} would not meet it)")
-    return 0
+    return EXIT_OK

@@ -1,5 +1,5 @@
-"""Seed 002 (hybrid clipping, coordinate-wise and twice sampling): every DERIVED form (SPEC B.10)
-checked against each statement of the seed and against direct numerical integration."""
+"""Hybrid clipping, coordinate-wise and twice sampling ("Geometry of Sensitivity", CCS 2023): every
+DERIVED form checked against each statement of the paper and against direct numerical integration."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import pytest
 import dpbounds.rdp as R
 
 
-def test_hybrid_noise_seed_special_cases():
+def test_hybrid_noise_paper_special_cases():
     rho = 0.3
     # equal ranks r = d/m: optimal power d ||c||_1^2 / m; composition d ||c||_2^2 (times 1/(2 rho))
     c, d, m = np.array([1.0, 2.0, 0.5, 3.0]), 40, 4
@@ -45,7 +45,7 @@ def test_hypercube_is_rank_one_hybrid():
 
 
 def test_coordinatewise_reduces_to_inputwise():
-    # d0 -> 1 (c_inf >= c_p): the input-wise Poisson-subsampled Gaussian (seed, Theorem 5.3 remark)
+    # d0 -> 1 (c_inf >= c_p): the input-wise Poisson-subsampled Gaussian (the paper, Theorem 5.3 remark)
     for a in (2.0, 8.0, 32.0):
         assert R.coordinatewise_poisson(a, 1.5, 0.01, 1.0, 1.0) == pytest.approx(R.poisson_gaussian(a, 1.5, 0.01), rel=1e-14)
 
@@ -72,7 +72,7 @@ def test_coordinatewise_vertex_is_the_maximum(p):
 
 
 def test_theorem53_limit():
-    # c_inf -> 0 at fixed c_2: eps -> a q^2 c2^2/(2 sigma^2)   (derived limit, SPEC B.10.4)
+    # c_inf -> 0 at fixed c_2: eps -> a q^2 c2^2/(2 sigma^2)   (derived limit)
     a, sigma, q, c2 = 4.0, 1.0, 0.05, 1.0
     lim = R.coordinatewise_limit(a, sigma, q, c2)
     errs = [abs(R.coordinatewise_poisson(a, sigma, q, c2, ci) / lim - 1) for ci in (0.1, 0.01, 0.001)]
@@ -118,16 +118,16 @@ def test_twice_sampling_relations():
         # q1 = 1 -> Theorem 7 at rate q2;  q2 = 1 -> Poisson Gaussian at rate q1 with sensitivity ||s||_2
         assert R.twice_sampling(a, sigma, 1.0, q2, cp, ci) == pytest.approx(R.coordinatewise_poisson(a, sigma, q2, cp, ci), rel=1e-12)
         assert R.twice_sampling(a, sigma, q1, 1.0, cp, ci) == pytest.approx(R.poisson_gaussian(a, sigma / cp, q1), rel=1e-9) if a == int(a) else True
-        # above Theorem 7 at rate q1 q2 (seed), below the general Poisson bound over Theorem 7 at q2
+        # above Theorem 7 at rate q1 q2 (the paper), below the general Poisson bound over Theorem 7 at q2
         assert R.coordinatewise_poisson(a, sigma, q1 * q2, cp, ci) <= v
         gen = R.poisson_general(a, lambda o: R.coordinatewise_poisson(o, sigma, q2, cp, ci), q1)
         assert v <= gen
-        # decreasing in q1 (seed)
+        # decreasing in q1 (the paper)
         assert R.twice_sampling(a, sigma, 0.05, q2, cp, ci) < v
 
 
 def test_poisson_general_tight_equals_psg():
-    # tight form with Gaussian base = the exact Poisson formula (SPEC B.6)
+    # tight form with Gaussian base = the exact Poisson formula
     for a in (2.0, 5.0, 16.0):
         assert R.poisson_general(a, lambda o: R.gaussian(o, 2.0), 0.05, tight=True) == pytest.approx(
             R.poisson_gaussian(a, 2.0, 0.05), rel=1e-12)

@@ -1,10 +1,12 @@
-"""Seed 002 (Xiao, Wan, Devadas, CCS 2023): hybrid clipping and twice sampling (SPEC Part B section 10).
+"""Optimal Gaussian noise for hybrid clipping, and coordinate-wise and twice sampling (Renyi DP).
 
-IMPORTANT: the paper's equations (Theorems 4.5/4.6, eq. (7), eq. (8), Theorem 5.3) were NOT
-available -- the seed text lost them.  Every explicit formula here is DERIVED by us from
-first principles and checked (tests/test_rdp_seed002.py) against every statement the seed
-makes in words, and numerically (low-dimensional quadrature of the exact divergences).
-Compare with the paper before relying on the exact constants.
+The settings are those of "Geometry of Sensitivity: Twice Sampling and Hybrid Clipping in
+Differential Privacy with Optimal Gaussian Noise and Application to Deep Learning" (Xiao, Wan,
+Devadas, CCS 2023).  IMPORTANT: the paper's printed equations (Theorems 4.5/4.6, eq. (7),
+eq. (8), Theorem 5.3) were NOT available when this module was written.  Every explicit formula
+here is DERIVED by us from first principles and checked (tests/test_rdp_hybrid_clipping.py)
+against every statement the paper makes in words, and numerically (low-dimensional quadrature
+of the exact divergences).  Compare with the paper before relying on the exact constants.
 """
 from __future__ import annotations
 
@@ -36,15 +38,15 @@ class NoiseAllocation(NamedTuple):
     variances: Array            #: per-direction (or per-subspace, per-coordinate) variance
     power: float                #: total noise power E||e||^2 of the optimal allocation
     power_isotropic: float      #: isotropic Gaussian meeting the same RDP curve
-    power_composition: float    #: equal-budget composition of per-part Gaussians (seed's baseline)
+    power_composition: float    #: equal-budget composition of per-part Gaussians (the paper's baseline)
 
 
 def hypercube_noise(V_half: Any, rho: float) -> NoiseAllocation:
-    """Theorem 4.5 (as DERIVED in SPEC B.10.1): optimal Gaussian for the box {|x_l| <= V_l}.
+    """The paper's Theorem 4.5 (as DERIVED here): optimal Gaussian for the box {|x_l| <= V_l}.
 
     Minimises E||e||^2 subject to eps(alpha) = alpha * rho for every sensitivity in the box:
     sigma_l^2 = V_l ||V||_1 / (2 rho), total power ||V||_1^2 / (2 rho) (no dependence on d or
-    rank -- as the seed states).  Isotropic baseline: d ||V||_2^2 / (2 rho).
+    rank -- as the paper states).  Isotropic baseline: d ||V||_2^2 / (2 rho).
     """
     v = V.check_finite_positive("V", V_half).ravel()
     r = float(V.check_finite_positive("rho", rho))
@@ -56,12 +58,12 @@ def hypercube_noise(V_half: Any, rho: float) -> NoiseAllocation:
 
 
 def hybrid_noise(c2: Any, ranks: Any, rho: float) -> NoiseAllocation:
-    """Theorem 4.6 (as DERIVED in SPEC B.10.2): hybrid clipping over orthogonal subspaces.
+    """The paper's Theorem 4.6 (as DERIVED here): hybrid clipping over orthogonal subspaces.
 
     Subspace j has rank r_j and l2 budget c_2j.  The optimal noise is isotropic inside each
     subspace with variance sigma_j^2 = (c_2j / sqrt(r_j)) S_c / (2 rho), S_c = sum_j c_2j sqrt(r_j);
     total power S_c^2 / (2 rho).  Baselines: equal-budget composition m sum_j r_j c_2j^2/(2 rho)
-    and isotropic d ||c_2||_2^2/(2 rho) (d = sum r_j).  Reproduces every special case the seed
+    and isotropic d ||c_2||_2^2/(2 rho) (d = sum r_j).  Reproduces every special case the paper
     states (equal ranks: d||c||_1^2/m; ranks r..r, d-(m-1)r: c^2 (sqrt(d-(m-1)r) + (m-1) sqrt r)^2).
     """
     c = V.check_finite_positive("c2", c2).ravel()
@@ -118,7 +120,7 @@ def _check_alpha(alpha: Any) -> Array:
 
 def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf: float,
                            p: float = 2.0, d: float | None = None, form: str = "vertex") -> Any:
-    """Theorem 7 / eq. (7) as DERIVED (SPEC B.10.3): coordinate-wise Poisson sampling, l_p + l_inf clipping.
+    """The paper's Theorem 7 / eq. (7) as DERIVED here: coordinate-wise Poisson sampling, l_p + l_inf clipping.
 
     Each coordinate of each record is kept independently with probability ``q``; per-coordinate
     Gaussian noise of std ``sigma`` (absolute); contributions clipped to ||s||_p <= c_p and
@@ -129,7 +131,7 @@ def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf
         eps(alpha) = floor(d0) eps_PSG(alpha; q, sigma/c_inf) + eps_PSG(alpha; q, sigma/r)
 
     (``form="relaxed"``: d0 * eps_PSG(alpha; q, sigma/c_inf), an upper bound).  d0 -> 1 recovers
-    the input-wise subsampled Gaussian (Theorem 5.3's limit; seed).  Fractional alpha: CGF
+    the input-wise subsampled Gaussian (Theorem 5.3's limit, as the paper states).  Fractional alpha: CGF
     interpolation.  NOT the paper's printed (7), which was unavailable.
     """
     V.check_choice("form", form, ("vertex", "relaxed"))
@@ -157,7 +159,7 @@ def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf
 
 
 def coordinatewise_limit(alpha: Any, sigma: float, q: float, c2: float) -> Any:
-    """Theorem 5.3's small-c_inf limit as DERIVED (SPEC B.10.4): eps(alpha) = alpha q^2 tau, tau = c2^2/(2 sigma^2).
+    """The paper's Theorem 5.3 small-c_inf limit as DERIVED here: eps(alpha) = alpha q^2 tau, tau = c2^2/(2 sigma^2).
 
     (p = 2.)  Input-wise sampling at small q gives alpha q^2 (e^{2 tau} - 1)/2 instead.
     """
@@ -185,7 +187,7 @@ def _log1pexp(x: float) -> float:
 
 def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c_inf: float,
                    p: float = 2.0, d: float | None = None) -> Any:
-    """Twice sampling (seed 002 Theorem 8 setting) as DERIVED exactly (SPEC B.10.5).
+    """Twice sampling (the setting of the paper's Theorem 8) as DERIVED here, exactly.
 
     Input-wise Poisson sampling at rate ``q1``, then coordinate-wise Poisson at ``q2``,
     per-coordinate Gaussian noise ``sigma``, clipping ||s||_p <= c_p, ||s||_inf <= c_inf.  For
@@ -194,7 +196,7 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
         E_Q[(P/Q)^alpha] = sum_k C(alpha,k) (1-q1)^{alpha-k} q1^k prod_l A_k(q2, |s_l|/sigma)
 
     evaluated at the worst-case vertex (convexity in u_l = s_l^2).  This is the (P||Q) ("remove")
-    direction; tests/test_rdp_seed002.py checks by 2-D quadrature that (Q||P) is not larger on a
+    direction; tests/test_rdp_hybrid_clipping.py checks by 2-D quadrature that (Q||P) is not larger on a
     grid (alpha in {2, 3, 5, 8}, q1, q2 in {0.1, 0.5}, two coordinates), and that the value lies
     above Theorem 7 at rate q1 q2 and below the general Poisson bound over Theorem 7 at rate q2.
     Fractional alpha: CGF interpolation.  NOT the paper's printed (8), which was unavailable.
@@ -236,7 +238,7 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
 
 
 def poisson_general(alpha: Any, base_rdp: Callable[[Any], Any], q: float, tight: bool = False) -> Any:
-    """General Poisson amplification (Zhu & Wang 2019; SPEC B.6) for any base mechanism, add/remove.
+    """General Poisson amplification (Zhu & Wang 2019) for any base mechanism, add/remove.
 
     K(a) <= log((1-q)^{a-1}(aq-q+1) + C(a,2) q^2 (1-q)^{a-2} e^{eps(2)} + 3 sum_{l>=3} C(a,l)(1-q)^{a-l} q^l e^{(l-1)eps(l)}),
     evaluated as log1p of positive terms.  ``tight=True`` drops the factor 3 (valid only under
