@@ -215,15 +215,18 @@ static double complex cf_tilted_point(cf_tilted_tables *tb, int k, double comple
     return acc;
 }
 
-void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
-                                   double lam, double *re, double *im)
+int dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
+                                  double lam, double *re, double *im)
 {
     long j;
     cf_tilted_tables tb;
-    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0)
-        || cf_tilted_init(&tb, sigma, size_biased) != 0) {
+    if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0)) {
         for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
-        return;
+        return 0;
+    }
+    if (cf_tilted_init(&tb, sigma, size_biased) != 0) {
+        for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+        return DPB_ENOMEM;
     }
     for (j = 0; j < n; ++j) {
         double tt = t[j], ta;
@@ -236,6 +239,7 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
         im[j] = tt < 0.0 ? -cimag(acc) : cimag(acc);
     }
     cf_tilted_free(&tb);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ equally spaced t */
@@ -298,11 +302,11 @@ static void cf_pair_point(cf_tilted_tables *tb, int k, double complex tau, doubl
 
 /* The grid kernel on tables tb (dpb_exact_lognormal_cf_tilted_grid); pair tables (tb->w1 set,
  * raw = 0) also give the size-biased values in re1, im1 from the same exponentials. */
-static void cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, double dt, double lam,
-                        double *re, double *im, double *re1, double *im1)
+static int cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, double dt, double lam,
+                       double *re, double *im, double *re1, double *im1)
 {
     long j, q, nodes = tb->nodes;
-    int pair = tb->w1 != NULL;
+    int pair = tb->w1 != NULL, rc = 0;
     cf_step_table st = {NULL, NULL, -1, 0};
     double *ar = NULL, *ai = NULL, *ar1 = NULL, *ai1 = NULL;
     double complex mom[DPB_CFG_TERMS], mom1[DPB_CFG_TERMS];
@@ -317,6 +321,7 @@ static void cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doub
             re[j] = DPB_NAN; im[j] = DPB_NAN;
             if (pair) { re1[j] = DPB_NAN; im1[j] = DPB_NAN; }
         }
+        rc = DPB_ENOMEM;
         goto done;
     }
     ai = ar + nodes;
@@ -477,36 +482,48 @@ done:
     free(st.re);
     free(st.im);
     free(ar);
+    return rc;
 }
 
-void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
-                                        double dt, double lam, double *re, double *im)
+int dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
+                                       double dt, double lam, double *re, double *im)
 {
     long j;
+    int rc;
     cf_tilted_tables tb;
     if (count <= 0)
-        return;
+        return 0;
     if (!(sigma >= 0.2) || isnan(sigma) || !(lam >= 0.0) || !(lam <= 700.0) || n0 < 0
-        || !(dt > 0.0) || !(dt < 1e300) || cf_tilted_init(&tb, sigma, size_biased) != 0) {
+        || !(dt > 0.0) || !(dt < 1e300)) {
         for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
-        return;
+        return 0;
     }
-    cf_grid_run(&tb, raw, n0, count, dt, lam, re, im, NULL, NULL);
+    if (cf_tilted_init(&tb, sigma, size_biased) != 0) {
+        for (j = 0; j < count; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
+        return DPB_ENOMEM;
+    }
+    rc = cf_grid_run(&tb, raw, n0, count, dt, lam, re, im, NULL, NULL);
     cf_tilted_free(&tb);
+    return rc;
 }
 
-void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
-                                      double *re0, double *im0, double *re1, double *im1)
+int dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+                                     double *re0, double *im0, double *re1, double *im1)
 {
     long j;
+    int rc;
     cf_tilted_tables tb;
     if (count <= 0)
-        return;
-    if (!(sigma >= 0.2) || isnan(sigma) || n0 < 0 || !(dt > 0.0) || !(dt < 1e300)
-        || cf_pair_init(&tb, sigma) != 0) {
+        return 0;
+    if (!(sigma >= 0.2) || isnan(sigma) || n0 < 0 || !(dt > 0.0) || !(dt < 1e300)) {
         for (j = 0; j < count; ++j) { re0[j] = DPB_NAN; im0[j] = DPB_NAN; re1[j] = DPB_NAN; im1[j] = DPB_NAN; }
-        return;
+        return 0;
     }
-    cf_grid_run(&tb, 0, n0, count, dt, 0.0, re0, im0, re1, im1);
+    if (cf_pair_init(&tb, sigma) != 0) {
+        for (j = 0; j < count; ++j) { re0[j] = DPB_NAN; im0[j] = DPB_NAN; re1[j] = DPB_NAN; im1[j] = DPB_NAN; }
+        return DPB_ENOMEM;
+    }
+    rc = cf_grid_run(&tb, 0, n0, count, dt, 0.0, re0, im0, re1, im1);
     cf_tilted_free(&tb);
+    return rc;
 }

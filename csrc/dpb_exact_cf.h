@@ -46,14 +46,15 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
  *         has the most negative real part, so the integrand decays on the line and is analytic and bounded
  *         in a strip of half-width ~pi/(2 s) around it), quantised to 32 levels (tables built lazily);
  *         the real line is used when t s e^{s u_hi + m} <= 1/2 (no oscillation; e^{-lam v} is smooth).
- *         Node tables are heap-allocated (nodes * 33 * 2 complex); allocation failure -> NaN.
+ *         Node tables are heap-allocated (nodes * 33 * 2 complex); allocation failure -> NaN outputs and the
+ *         return value DPB_ENOMEM (0 otherwise); the Cython bridge raises MemoryError.
  * ACCURACY  relative error <= 1e-12 vs mpmath on the shifted line (tests/test_exact.py::test_cf_tilted_vs_mpmath:
  *         sigma in {0.3, 0.5, 1, 5}, t in {0, 0.05, 3, 40}, lam in {0.05, 1, 8}, Y and wY); lam = 0 reproduces
  *         dpb_exact_lognormal_cf bit for bit on the real line and to <= 1e-12 relative on the (quantised) shifted line.
  * EDGES   NaN t, lam or sigma -> NaN; lam < 0 or lam > 700 -> NaN (the transform diverges / e^{lam} overflows);
  *         r(-t + i lam) = conj r(t + i lam); sigma < 0.2 -> NaN.  No FP flag is raised for finite input.
  */
-void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
+int dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
                                    double lam, double *re, double *im);
 
 /*
@@ -77,7 +78,7 @@ void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long 
  *         (tests/test_exact_tilted.py::test_cf_tilted_grid_*).
  * EDGES   NaN or out-of-range sigma / lam (as above), n0 < 0, dt <= 0 or non-finite -> NaN; count <= 0: nothing.
  */
-void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
+int dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
                                         double dt, double lam, double *re, double *im);
 
 /*
@@ -95,7 +96,7 @@ void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, 
  *         both and against mpmath.
  * EDGES   as dpb_exact_lognormal_cf_tilted_grid (NaN for bad sigma, n0 < 0, dt <= 0 or non-finite).
  */
-void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+int dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
                                       double *re0, double *im0, double *re1, double *im1);
 
 #endif /* DPB_EXACT_CF_H */

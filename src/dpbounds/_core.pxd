@@ -96,11 +96,11 @@ cdef extern from "dpb_gdp.h" nogil:
 cdef extern from "dpb_exact_cf.h" nogil:
     void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double *t,
                                 double *re, double *im)
-    void dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
+    int dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n, const double *t,
                                        double lam, double *re, double *im)
-    void dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
+    int dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
                                             double dt, double lam, double *re, double *im)
-    void dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
+    int dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
                                           double *re0, double *im0, double *re1, double *im1)
 
 cdef extern from "dpb_logsum.h" nogil:

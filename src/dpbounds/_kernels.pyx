@@ -28,6 +28,13 @@ from dpbounds._validation import (
 cnp.import_array()
 
 
+cdef inline int _check_alloc(int rc, str kernel) except -1:
+    """The one translation of the C core's DPB_ENOMEM (an allocation failed) into MemoryError."""
+    if rc != 0:
+        raise MemoryError(f"{kernel}: out of memory")
+    return 0
+
+
 # ================================================================ exact accountant kernels
 def lognormal_cf_m1(double sigma, t, bint size_biased=False):
     """r(t) = E[exp(i t (Z - 1))] - 1 - i t (E Z - 1) for Z = Y or Z = wY (complex array)."""
@@ -55,10 +62,12 @@ def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False, 
     im_arr = np.empty(n, dtype=np.float64)
     cdef double[::1] re = re_arr
     cdef double[::1] im = im_arr
+    cdef int rc = 0
     if n > 0:
         with nogil:
-            dpb_exact_lognormal_cf_tilted(sigma, 1 if size_biased else 0, 1 if raw else 0, n, &tt[0], lam,
-                                          &re[0], &im[0])
+            rc = dpb_exact_lognormal_cf_tilted(sigma, 1 if size_biased else 0, 1 if raw else 0, n, &tt[0], lam,
+                                               &re[0], &im[0])
+    _check_alloc(rc, "lognormal_cf_m1_tilted")
     out = re_arr + 1j * im_arr
     return out.reshape(np.shape(t))
 
@@ -67,15 +76,17 @@ def lognormal_cf_m1_tilted_grid(double sigma, long n0, long count, double dt, do
                                 bint size_biased=False, bint raw=False):
     """:func:`lognormal_cf_m1_tilted` at t = (n0 + j) dt, j = 0 .. count - 1 (complex array)."""
     if count < 0:
-        raise ValueError("count must be >= 0")
+        raise DPBoundsError("count must be >= 0")
     re_arr = np.empty(count, dtype=np.float64)
     im_arr = np.empty(count, dtype=np.float64)
     cdef double[::1] re = re_arr
     cdef double[::1] im = im_arr
+    cdef int rc = 0
     if count > 0:
         with nogil:
-            dpb_exact_lognormal_cf_tilted_grid(sigma, 1 if size_biased else 0, 1 if raw else 0, n0, count,
-                                               dt, lam, &re[0], &im[0])
+            rc = dpb_exact_lognormal_cf_tilted_grid(sigma, 1 if size_biased else 0, 1 if raw else 0, n0, count,
+                                                    dt, lam, &re[0], &im[0])
+    _check_alloc(rc, "lognormal_cf_m1_tilted_grid")
     return re_arr + 1j * im_arr
 
 
@@ -90,14 +101,14 @@ def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
     cdef double[::1] z = x if same else np.ascontiguousarray(qz, dtype=np.float64)
     cdef long n = x.shape[0]
     if z.shape[0] != n:
-        raise ValueError("qx and qz must have the same length")
+        raise DPBoundsError("qx and qz must have the same length")
     cdef long[::1] o = np.ascontiguousarray(off, dtype="l")
     cdef double[:, ::1] ww = np.ascontiguousarray(w, dtype=np.float64)
     cdef double[::1] cc = np.ascontiguousarray(coef, dtype=np.float64)
     cdef long J1 = o.shape[0]
     cdef int taps = <int>ww.shape[1]
     if ww.shape[0] != J1 or cc.shape[0] != J1 or J1 == 0:
-        raise ValueError("off, w and coef must describe the same J1 > 0 near-part nodes")
+        raise DPBoundsError("off, w and coef must describe the same J1 > 0 near-part nodes")
     out_arr = np.empty(n, dtype=np.float64)
     cdef double[::1] out = out_arr
     cdef int rc = 0
@@ -105,8 +116,7 @@ def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
         with nogil:
             rc = dpb_logsum_convolve(n, &x[0], &z[0], 1 if same else 0, h, K, J1, taps, &o[0],
                                      &ww[0, 0], &cc[0], tail_scale, &out[0])
-    if rc != 0:
-        raise MemoryError("dpb_logsum_convolve: out of memory")
+    _check_alloc(rc, "logsum_convolve")
     return out_arr
 
 
@@ -125,12 +135,12 @@ def fourier_series_re(q, coefs):
     cdef long nx = qq.shape[0]
     cdef int nc = len(coefs)
     if nc < 1 or nc > 4:
-        raise ValueError(f"coefs must hold 1 to 4 arrays, got {nc}")
+        raise DPBoundsError(f"coefs must hold 1 to 4 arrays, got {nc}")
     arrs = [np.ascontiguousarray(c, dtype=np.complex128) for c in coefs]
     cdef long N = arrs[0].shape[0]
     for c in arrs:
         if c.ndim != 1 or c.shape[0] != N:
-            raise ValueError("coefs must be 1-d arrays of the same length")
+            raise DPBoundsError("coefs must be 1-d arrays of the same length")
     out_arr = np.zeros((nc, nx), dtype=np.float64)
     cdef double[:, ::1] out = out_arr
     cdef const double *ptrs[4]
@@ -151,7 +161,7 @@ def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
     """(r0, r1): :func:`lognormal_cf_m1_tilted_grid` at lam = 0 for Y and for wY (size-biased) at
     t = (n0 + j) dt, j = 0 .. count - 1, from one pass of the kernel (complex arrays)."""
     if count < 0:
-        raise ValueError("count must be >= 0")
+        raise DPBoundsError("count must be >= 0")
     re0_arr = np.empty(count, dtype=np.float64)
     im0_arr = np.empty(count, dtype=np.float64)
     re1_arr = np.empty(count, dtype=np.float64)
@@ -160,9 +170,11 @@ def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
     cdef double[::1] im0 = im0_arr
     cdef double[::1] re1 = re1_arr
     cdef double[::1] im1 = im1_arr
+    cdef int rc = 0
     if count > 0:
         with nogil:
-            dpb_exact_lognormal_cf_pair_grid(sigma, n0, count, dt, &re0[0], &im0[0], &re1[0], &im1[0])
+            rc = dpb_exact_lognormal_cf_pair_grid(sigma, n0, count, dt, &re0[0], &im0[0], &re1[0], &im1[0])
+    _check_alloc(rc, "lognormal_cf_m1_pair_grid")
     return re0_arr + 1j * im0_arr, re1_arr + 1j * im1_arr
 
 # ================================================================ Renyi DP, subsampling without replacement

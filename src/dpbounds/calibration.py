@@ -25,6 +25,7 @@ import math
 import warnings
 from typing import Callable
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._errors import PrecisionWarning
 
@@ -42,27 +43,27 @@ class _Setting:
         self.sampling = V.check_choice("sampling", sampling, _SAMPLINGS)
         self.accountant = V.check_choice("accountant", accountant, ("exact", "rdp"))
         if self.sampling == "random_allocation" and self.accountant != "exact":
-            raise ValueError("sampling='random_allocation' has the exact accountant only (accountant='exact')")
+            raise DPBoundsError("sampling='random_allocation' has the exact accountant only (accountant='exact')")
         if self.sampling == "without_replacement" and self.accountant != "rdp":
-            raise ValueError("sampling='without_replacement' has no exact accountant in dpbounds: use accountant='rdp'")
+            raise DPBoundsError("sampling='without_replacement' has no exact accountant in dpbounds: use accountant='rdp'")
         self.N = V.check_count("dataset_size", dataset_size, minimum=2)
         self.B = V.check_count("batch_size", batch_size, minimum=1, maximum=self.N)
         if (epochs is None) == (steps is None):
-            raise ValueError("give exactly one of epochs and steps")
+            raise DPBoundsError("give exactly one of epochs and steps")
         self.epochs = None if epochs is None else float(V.check_finite_positive("epochs", epochs))
         self.steps_arg = None if steps is None else V.check_count("steps", steps, minimum=1)
         self.tolerance = tolerance
         if self.sampling == "random_allocation":
             self.M = self.N // self.B
             if self.M < 2:
-                raise ValueError(f"dataset_size // batch_size must be >= 2, got {self.N} // {self.B}")
+                raise DPBoundsError(f"dataset_size // batch_size must be >= 2, got {self.N} // {self.B}")
             self.rate = 1.0 / self.M
             if self.steps_arg is not None:
                 self.steps = self.steps_arg
             else:
                 assert self.epochs is not None
                 if self.epochs != int(self.epochs):
-                    raise ValueError(f"epochs must be a whole number for random allocation, got {self.epochs!r} "
+                    raise DPBoundsError(f"epochs must be a whole number for random allocation, got {self.epochs!r} "
                                      "(give steps for a partial epoch)")
                 self.steps = int(self.epochs) * self.M
         else:
@@ -73,7 +74,7 @@ class _Setting:
                 assert self.epochs is not None
                 self.steps = int(self.epochs / self.rate)
                 if self.steps < 1:
-                    raise ValueError(f"epochs / sample_rate gives no step: {self.epochs} / {self.rate}")
+                    raise DPBoundsError(f"epochs / sample_rate gives no step: {self.epochs} / {self.rate}")
 
     def epsilon(self, sigma: float, delta: float) -> float:
         """Certified epsilon(delta) (upper end) of this run at noise multiplier sigma."""
@@ -157,7 +158,7 @@ def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_li
         x = x0
         while True:
             if x >= hi_lim:
-                raise ValueError(f"no {name} up to {hi_lim:g} meets the target")
+                raise DPBoundsError(f"no {name} up to {hi_lim:g} meets the target")
             x = min(x * step, hi_lim)
             gx = g(x)
             if gx <= 0:
@@ -264,7 +265,7 @@ def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size:
             s_start, step0 = (bad if g_ok <= 0 else ok), 1.0 + 2.0 * r
     x_bad, x_ok = _bracket_search(g, s_start, lo_lim, hi_lim, r, "noise multiplier", step0)
     if math.isnan(x_bad):
-        raise ValueError(f"every noise multiplier down to {lo_lim:g} meets the target: it is not binding "
+        raise DPBoundsError(f"every noise multiplier down to {lo_lim:g} meets the target: it is not binding "
                          f"(epsilon at {lo_lim:g} is {run.epsilon(lo_lim, d):.4g})")
     return x_ok
 
@@ -293,7 +294,7 @@ def _largest_count(ok: Callable[[int], bool], start: int, lo_lim: int, hi_lim: i
             else:
                 bad = n
                 if n == lo_lim:
-                    raise ValueError(f"no {name} >= {lo_lim} meets the target")
+                    raise DPBoundsError(f"no {name} >= {lo_lim} meets the target")
     assert good is not None and bad is not None
     while bad - good > 1:
         mid = (good + bad) // 2

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _ufuncs as _core
 from dpbounds._validation import as_float_array, check, check_closed_unit, scalar_or_array
@@ -65,9 +66,9 @@ class TradeoffCurve:
         av = as_float_array("a", a).ravel()
         fv = as_float_array("f", f).ravel()
         if av.shape != fv.shape:
-            raise ValueError(f"a and f must have the same length, got {av.size} and {fv.size}")
+            raise DPBoundsError(f"a and f must have the same length, got {av.size} and {fv.size}")
         if av.size == 0:
-            raise ValueError("a must hold at least one point")
+            raise DPBoundsError("a must hold at least one point")
         order = np.argsort(av, kind="stable")
         av, fv = av[order], fv[order]
         if check_input:

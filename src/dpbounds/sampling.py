@@ -25,6 +25,7 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 
 __all__ = ["random_allocation", "poisson"]
@@ -45,7 +46,7 @@ def _generator(rng: RNGLike) -> np.random.Generator:
     try:
         return np.random.default_rng(rng)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise DPBoundsError(
             "rng must be None, an int seed, a numpy.random.SeedSequence, BitGenerator or "
             f"Generator, got {rng!r}"
         ) from None

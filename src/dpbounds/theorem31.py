@@ -187,7 +187,7 @@ class Theorem31Result:
 
     def __bool__(self) -> bool:
         if np.ndim(self.status) != 0:
-            raise ValueError("truth value of an array result is ambiguous; use .valid")
+            raise DPBoundsError("truth value of an array result is ambiguous; use .valid")
         return bool(self.valid)
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
@@ -89,26 +90,26 @@ class RandomAllocationAccountant(PrivacyAccountant):
                            "gdp_asymptotic": "asymptotic approximation (not a bound)"}[self.method]
         if dataset_size is not None or batch_size is not None:
             if dataset_size is None or batch_size is None:
-                raise ValueError("dataset_size and batch_size go together (M = dataset_size // batch_size)")
+                raise DPBoundsError("dataset_size and batch_size go together (M = dataset_size // batch_size)")
             n = V.check_count("dataset_size", dataset_size, minimum=2)
             b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
             m_from = n // b
             if m_from < 2:
-                raise ValueError(f"dataset_size // batch_size must be >= 2 rounds per epoch, got {n} // {b} = {m_from}")
+                raise DPBoundsError(f"dataset_size // batch_size must be >= 2 rounds per epoch, got {n} // {b} = {m_from}")
             if rounds_per_epoch is not None and float(rounds_per_epoch) != m_from:
-                raise ValueError(f"rounds_per_epoch={rounds_per_epoch!r} contradicts dataset_size // batch_size = {m_from}")
+                raise DPBoundsError(f"rounds_per_epoch={rounds_per_epoch!r} contradicts dataset_size // batch_size = {m_from}")
             rounds_per_epoch = m_from
         if epochs is not None and steps is not None:
-            raise ValueError("give epochs or steps, not both")
+            raise DPBoundsError("give epochs or steps, not both")
         if noise_multiplier is None:
             if rounds_per_epoch is not None and (epochs is not None or steps is not None):
-                raise ValueError("noise_multiplier is needed to start with a history (epochs or steps)")
+                raise DPBoundsError("noise_multiplier is needed to start with a history (epochs or steps)")
             if rounds_per_epoch is not None:
                 check_sigma_rounds(SIGMA_MIN, rounds_per_epoch, "noise_multiplier", "rounds_per_epoch")
             self._M_hint = None if rounds_per_epoch is None else float(rounds_per_epoch)
             return
         if rounds_per_epoch is None:
-            raise ValueError("rounds_per_epoch (or dataset_size and batch_size) is needed with noise_multiplier")
+            raise DPBoundsError("rounds_per_epoch (or dataset_size and batch_size) is needed with noise_multiplier")
         s, m = check_sigma_rounds(noise_multiplier, rounds_per_epoch, "noise_multiplier", "rounds_per_epoch")
         self._M_hint = m
         if steps is not None:
@@ -130,7 +131,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def _runs(self) -> tuple[Run, ...]:
         if not self._history:
-            raise ValueError("no steps recorded yet: call step() or construct with noise_multiplier, "
+            raise DPBoundsError("no steps recorded yet: call step() or construct with noise_multiplier, "
                              "rounds_per_epoch and epochs")
         return runs_from_history(self.history)
 
@@ -138,7 +139,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         """(sigma, M, E) of a history of whole epochs with one (sigma, M), else ValueError."""
         runs = self._runs()
         if len(runs) != 1 or runs[0][3] != 0:
-            raise ValueError("this answer needs a history of whole epochs with one noise multiplier and "
+            raise DPBoundsError("this answer needs a history of whole epochs with one noise multiplier and "
                              f"one sample rate (got {len(runs)} runs of epochs, the last one partial: "
                              f"{runs[-1][3] != 0}); method='exact' get_epsilon/get_delta serve any history")
         s, m, e, _ = runs[0]
@@ -156,7 +157,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
             return self._M_hint
         ms = {rounds_from_rate(q) for _, q, _ in self._history}
         if len(ms) != 1:
-            raise ValueError(f"the history uses several rounds per epoch: {sorted(ms)}")
+            raise DPBoundsError(f"the history uses several rounds per epoch: {sorted(ms)}")
         return float(ms.pop())
 
     @property
@@ -192,7 +193,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def _gdp_mu(self, certified: bool) -> float:
         if self.method == "closed_form":
-            raise ValueError("Theorem 3.1 gives no Gaussian-DP statement; use method='exact' "
+            raise DPBoundsError("Theorem 3.1 gives no Gaussian-DP statement; use method='exact' "
                              "(certified scan) or 'gdp_asymptotic' (approximation)")
         if self.method == "gdp_asymptotic":
             return self._gdp_mu_asymptotic()
@@ -225,7 +226,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         s, m, e = self._homogeneous()
         d = float(U.delta_bound_exact(s, m))
         if not math.isfinite(d):
-            raise ValueError(
+            raise DPBoundsError(
                 f"Theorem 3.1 does not apply at sigma={s}, rounds={m} "
                 "(condition (2) or M >= 3 / sigma >= sqrt(3/ln M) fails); use method='exact'")
         return float(U.compose_delta(d, float(e)))
@@ -254,7 +255,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         (:meth:`RandomAllocationPLD.tradeoff_lower`); no error bound/upper curve is provided.
         """
         if self.method != "exact":
-            raise ValueError("tradeoff(a) is available for method='exact'")
+            raise DPBoundsError("tradeoff(a) is available for method='exact'")
         s, m, e = self._homogeneous()
         if e == 1:
             return tradeoff_exact(a, s, m)

@@ -17,6 +17,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, ParamSpec, TypeVar, cast
 
+from dpbounds._errors import DPBoundsError
 import numpy as np
 
 __all__ = ["clear_cache", "cache_info", "set_cache_limit", "cached", "memoize", "DEFAULT_LIMIT_BYTES"]
@@ -131,5 +132,5 @@ def set_cache_limit(nbytes: int) -> None:
     """Set the cache's memory cap in bytes (default 256 MiB); evicts down to it at the next insert."""
     n = int(nbytes)
     if n < 0:
-        raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+        raise DPBoundsError(f"nbytes must be >= 0, got {nbytes!r}")
     _STORE.limit = n

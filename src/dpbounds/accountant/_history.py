@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
@@ -115,7 +116,7 @@ def history_epsilon(runs: tuple[Run, ...], delta: float, tolerance: float, max_l
             break
         dl = max(0.8 * used * tolerance * hi / (hi - lo), _SPACING_FLOOR)
     if not math.isfinite(hi):
-        raise ValueError(f"no finite epsilon can be certified at delta={delta:g} for this history "
+        raise DPBoundsError(f"no finite epsilon can be certified at delta={delta:g} for this history "
                          "(the certified delta bracket does not reach it); ask for a larger delta")
     return PrivacyBracket(lo, hi, quantity="epsilon", at=delta, tolerance=tolerance,
                           method=f"exact (loss lattice of spacing {used:.3g}: {_labels(runs)})",

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from dpbounds._errors import DPBoundsError
 from dpbounds.accountant._law import RND as _RND
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
 
@@ -56,11 +57,11 @@ class PartialEpochLaw(SingleEpochLaw):
         k = float(base.M)
         Mf = float(M)
         if not (math.isfinite(Mf) and Mf == math.floor(Mf) and Mf >= k):
-            raise ValueError(f"M must be an integer >= k = {k:g} (the steps run so far), got {M!r}")
+            raise DPBoundsError(f"M must be an integer >= k = {k:g} (the steps run so far), got {M!r}")
         if not (k >= 1 and k == math.floor(k)):
-            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+            raise DPBoundsError(f"k must be an integer >= 1, got {k!r}")
         if not isinstance(base, SingleEpochLaw):
-            raise ValueError(f"base must be a single-epoch law, got {type(base).__name__}")
+            raise DPBoundsError(f"base must be a single-epoch law, got {type(base).__name__}")
         self.base = base
         self.sigma = base.sigma
         self.k = k
@@ -130,7 +131,7 @@ class PartialEpochLaw(SingleEpochLaw):
         remove: the loss log LR under H1; add: -log LR under H0.  Not available for k = M (the
         full-epoch laws report only the larger of the two)."""
         if self.full:
-            raise ValueError("per-direction brackets are not available for k = M (a full epoch)")
+            raise DPBoundsError("per-direction brackets are not available for k = M (a full epoch)")
         return self.base.diluted_directions(float(eps), self.r, self.M)
 
     # -------------------------------------------------------------- loss lattices (E > 1)

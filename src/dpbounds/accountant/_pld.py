@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
@@ -246,11 +247,11 @@ class RandomAllocationPLD:
     def _raise_unbounded(self, d: float) -> None:
         floor = (self._delta1(1e4)[1] if self.epochs == 1 else self._deltaE(1e4, self.lattice_spacing, self._last_span)[1])
         if floor >= d:
-            raise ValueError(
+            raise DPBoundsError(
                 f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
                 f"cannot go below {floor:.3g} here (numerical error of the law and the lattice); "
                 f"ask for delta >= {10 * floor:.1g}, or fewer epochs")
-        raise ValueError(
+        raise DPBoundsError(
             f"no finite epsilon can be certified at delta={d:g} for sigma={self.sigma:g}, "
             f"rounds={self.rounds:g}, epochs={self.epochs}: epsilon exceeds 1e4 (the loss lattice "
             "cannot resolve it within max_lattice); use method='gdp_asymptotic' for an approximation")

@@ -10,6 +10,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds._ufuncs import ndtr as _ndtr  # type: ignore[import-not-found, unused-ignore]
@@ -418,13 +419,13 @@ class PoissonPLD:
         """
         segs = list(segments)
         if not segs:
-            raise ValueError("segments must hold at least one (noise_multiplier, sample_rate, steps)")
+            raise DPBoundsError("segments must hold at least one (noise_multiplier, sample_rate, steps)")
         checked = []
         for i, seg in enumerate(segs):
             try:
                 sg, qq, tt = seg
             except (TypeError, ValueError):
-                raise ValueError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) "
+                raise DPBoundsError(f"segments[{i}] must be a (noise_multiplier, sample_rate, steps) "
                                  f"tuple, got {seg!r}") from None
             checked.append(_check_segment(sg, qq, tt, f"segments[{i}]."))
         self = cls.__new__(cls)
@@ -655,7 +656,7 @@ class PoissonPLD:
                            lambda b: b[1], self._spacing_for(guess), (0.0, math.inf))
         if not math.isfinite(res.bracket[1]):
             if not math.isfinite(res.spacing):
-                raise ValueError(f"no finite epsilon can be certified at delta={d:g}: no loss lattice "
+                raise DPBoundsError(f"no finite epsilon can be certified at delta={d:g}: no loss lattice "
                                  f"of spacing <= {_MAX_SPACING:g} fits: {res.note}")
             self._raise_unbounded(d, res.spacing)
         return self._bracket(res, "epsilon", d, warn=True)
@@ -663,11 +664,11 @@ class PoissonPLD:
     def _raise_unbounded(self, d: float, spacing: float) -> None:
         lo, hi = self._delta_at(1e4, spacing)
         if lo >= d:
-            raise ValueError(
+            raise DPBoundsError(
                 f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 1e4 "
                 f"(certified delta(1e4) >= {lo:.3g}; the noise gives almost no privacy over "
                 f"{self.steps} steps)")
-        raise ValueError(
+        raise DPBoundsError(
             f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
             f"cannot go below {hi:.3g} here (estimated FFT round-off of {self.steps} steps, "
             f"window tails); ask for delta >= {10 * hi:.1g}")

@@ -1,6 +1,7 @@
 """The exact (PLD) accountant for Poisson-subsampled DP-SGD, on the accountant protocol."""
 from __future__ import annotations
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._poisson import PoissonPLD
@@ -59,7 +60,7 @@ class PoissonAccountant(PrivacyAccountant):
 
     def _pld(self) -> PoissonPLD:
         if not self._history:
-            raise ValueError("no steps recorded yet: call step() or construct with steps or epochs")
+            raise DPBoundsError("no steps recorded yet: call step() or construct with steps or epochs")
         return PoissonPLD.from_segments([(s, q, int(n)) for s, q, n in self._history],
                                         tolerance=self.tolerance, max_lattice=self.max_lattice)
 

@@ -23,6 +23,7 @@ import abc
 import math
 from typing import Any
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 
@@ -109,19 +110,19 @@ class PrivacyAccountant(abc.ABC):
         """Resume from :meth:`state_dict` output (replaces the history; options must match)."""
         if not isinstance(state, dict) or state.get("mechanism") != self.mechanism:
             got = state.get("mechanism") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"state must be a state_dict() of a {self.mechanism!r} accountant, got {got!r}")
+            raise DPBoundsError(f"state must be a state_dict() of a {self.mechanism!r} accountant, got {got!r}")
         if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"state version {state.get('version')!r} is not supported (expected {_STATE_VERSION})")
+            raise DPBoundsError(f"state version {state.get('version')!r} is not supported (expected {_STATE_VERSION})")
         opts = state.get("options", {})
         if opts != self._options():
-            raise ValueError(f"state options {opts!r} differ from this accountant's {self._options()!r}")
+            raise DPBoundsError(f"state options {opts!r} differ from this accountant's {self._options()!r}")
         hist = state.get("history")
         if not isinstance(hist, list):
-            raise ValueError("state['history'] must be a list of [noise_multiplier, sample_rate, num_steps]")
+            raise DPBoundsError("state['history'] must be a list of [noise_multiplier, sample_rate, num_steps]")
         new: list[list[float]] = []
         for i, entry in enumerate(hist):
             if not (isinstance(entry, (list, tuple)) and len(entry) == 3):
-                raise ValueError(f"state['history'][{i}] must be [noise_multiplier, sample_rate, num_steps]")
+                raise DPBoundsError(f"state['history'][{i}] must be [noise_multiplier, sample_rate, num_steps]")
             s, q = self._check_step(entry[0], entry[1])
             n = V.check_count(f"state['history'][{i}] num_steps", entry[2], minimum=1)
             new.append([s, q, n])
@@ -145,7 +146,7 @@ def rounds_from_rate(sample_rate: float) -> int:
     m = 1.0 / sample_rate
     r = round(m)
     if r < 2 or abs(m - r) > 1e-9 * m:
-        raise ValueError(
+        raise DPBoundsError(
             f"random allocation takes sample_rate = 1/M for an integer number of rounds per epoch "
             f"M >= 2, got sample_rate={sample_rate!r} (1/sample_rate = {m:.6g}); with dataset_size N "
             "and batch_size B use M = N // B (expected batch size N / M >= B), i.e. "
@@ -163,29 +164,29 @@ def initial_steps(noise_multiplier: float | None, sample_rate: float | None, ste
     """
     if dataset_size is not None or batch_size is not None:
         if dataset_size is None or batch_size is None:
-            raise ValueError("dataset_size and batch_size go together (sample_rate = batch_size / dataset_size)")
+            raise DPBoundsError("dataset_size and batch_size go together (sample_rate = batch_size / dataset_size)")
         n = V.check_count("dataset_size", dataset_size, minimum=1)
         b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
         if sample_rate is not None and float(sample_rate) != b / n:
-            raise ValueError(f"sample_rate={sample_rate!r} contradicts batch_size / dataset_size = {b / n!r}")
+            raise DPBoundsError(f"sample_rate={sample_rate!r} contradicts batch_size / dataset_size = {b / n!r}")
         sample_rate = b / n
     if steps is not None and epochs is not None:
-        raise ValueError("give steps or epochs, not both")
+        raise DPBoundsError("give steps or epochs, not both")
     if noise_multiplier is None:
         if steps is not None or epochs is not None:
-            raise ValueError("noise_multiplier and sample_rate are needed to start with a history")
+            raise DPBoundsError("noise_multiplier and sample_rate are needed to start with a history")
         return None
     if sample_rate is None:
-        raise ValueError("sample_rate (or dataset_size and batch_size) is needed with noise_multiplier")
+        raise DPBoundsError("sample_rate (or dataset_size and batch_size) is needed with noise_multiplier")
     s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
     q = float(V.check_rate("sample_rate", sample_rate))
     if steps is None and epochs is None:
-        raise ValueError("give steps or epochs with noise_multiplier (or record steps with step())")
+        raise DPBoundsError("give steps or epochs with noise_multiplier (or record steps with step())")
     if epochs is not None:
         e = float(V.check_finite_positive("epochs", epochs))
         n_steps = int(e / q)
         if n_steps < 1:
-            raise ValueError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")
+            raise DPBoundsError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")
     else:
         n_steps = V.check_count("steps", steps, minimum=1)
     return s, q, n_steps

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+from dpbounds._errors import DPBoundsError
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._law import SingleEpochLaw
 from dpbounds.accountant._law_fourier import LognormalSum
@@ -105,9 +106,9 @@ def partial_law_for(sigma: float, M: float, k: float, purpose: Purpose = "curve"
     """
     kf, Mf = float(k), float(M)
     if not (math.isfinite(Mf) and Mf >= 1 and Mf == math.floor(Mf)):
-        raise ValueError(f"M must be an integer >= 1, got {M!r}")
+        raise DPBoundsError(f"M must be an integer >= 1, got {M!r}")
     if not (math.isfinite(kf) and 1 <= kf <= Mf and kf == math.floor(kf)):
-        raise ValueError(f"k must be an integer in [1, M] = [1, {Mf:g}], got {k!r}")
+        raise DPBoundsError(f"k must be an integer in [1, M] = [1, {Mf:g}], got {k!r}")
     def build() -> PartialEpochLaw:
         if kf >= 2:
             return PartialEpochLaw(law_for(sigma, kf, purpose), Mf)
@@ -118,7 +119,7 @@ def partial_law_for(sigma: float, M: float, k: float, purpose: Purpose = "curve"
 def require_converged(law: SingleEpochLaw) -> None:
     """ValueError, saying what would work, where the chosen law did not converge."""
     if not law.converged:
-        raise ValueError(
+        raise DPBoundsError(
             f"the exact computation does not converge within its Fourier budget at sigma={law.sigma}, "
             f"rounds={law.M:g} (the characteristic function of a sum of so few lognormals decays too "
             "slowly); use a larger rounds value or method='closed_form'")

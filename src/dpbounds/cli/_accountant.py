@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import PrecisionWarning, PrivacyBracket, RandomAllocationAccountant
 from dpbounds.cli._numbers import real, whole
 from dpbounds.cli._options import add_json_flag
@@ -88,7 +89,7 @@ def _epsilon(args: argparse.Namespace) -> int:
 
 def _curve(args: argparse.Namespace) -> int:
     if args.points < 2:
-        raise ValueError(f"points must be >= 2 (the grid includes a = 0 and a = 1), got {args.points}")
+        raise DPBoundsError(f"points must be >= 2 (the grid includes a = 0 and a = 1), got {args.points}")
     a = np.linspace(0.0, 1.0, args.points)
     f, err = RandomAllocationAccountant(args.sigma, args.rounds, args.epochs).tradeoff(a)
     f, err = np.asarray(f, dtype=float), np.asarray(err, dtype=float)
@@ -99,7 +100,7 @@ def _curve(args: argparse.Namespace) -> int:
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
-            raise ValueError("PNG output needs matplotlib (pip install matplotlib)") from None
+            raise DPBoundsError("PNG output needs matplotlib (pip install matplotlib)") from None
         fig, ax = plt.subplots(figsize=(4, 4))
         what = "exact f_M" if args.epochs == 1 else f"lower bound, E={args.epochs}"
         ax.plot(a, f, label=f"{what}, sigma={args.sigma}, M={args.rounds}")

@@ -8,6 +8,7 @@ import time
 import warnings
 from typing import Any, Mapping
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import (
     PoissonAccountant,
     PrecisionWarning,
@@ -71,22 +72,22 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def _rows(sigma: float, N: int, B: int, epochs: float | None, steps: int | None,
           delta: float) -> list[dict[str, Any]]:
     if B < 1:
-        raise ValueError(f"batch-size must be >= 1, got {B}")
+        raise DPBoundsError(f"batch-size must be >= 1, got {B}")
     if B > N:
-        raise ValueError(f"batch-size must be <= dataset-size, got {B} > {N}")
+        raise DPBoundsError(f"batch-size must be <= dataset-size, got {B} > {N}")
     if steps is not None and steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps}")
+        raise DPBoundsError(f"steps must be >= 1, got {steps}")
     M = N // B
     q = B / N
     ra_steps = steps if steps is not None else None
     if ra_steps is None:
         assert epochs is not None
         if epochs != int(epochs):
-            raise ValueError(f"epochs must be a whole number for random allocation, got {epochs!r} (give --steps)")
+            raise DPBoundsError(f"epochs must be a whole number for random allocation, got {epochs!r} (give --steps)")
         ra_steps = int(epochs) * M
     po_steps = steps if steps is not None else int(float(epochs or 0) / q)
     if po_steps < 1:
-        raise ValueError(f"epochs / (batch-size / dataset-size) gives no step: {epochs} / {q}")
+        raise DPBoundsError(f"epochs / (batch-size / dataset-size) gives no step: {epochs} / {q}")
     rows: list[dict[str, Any]] = []
 
     def row(scheme: str, neigh: str, rate: float, nsteps: int, lo: float | None, hi: float | None,

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from dpbounds._errors import DPBoundsError
 import numpy as np
 
 __all__ = [
@@ -97,4 +98,4 @@ def writing(path: str, option: str) -> Iterator[None]:
         yield
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        raise ValueError(f"cannot write {option} {path!r}: {reason}") from None
+        raise DPBoundsError(f"cannot write {option} {path!r}: {reason}") from None

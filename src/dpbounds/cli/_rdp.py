@@ -5,6 +5,7 @@ import argparse
 import math
 from typing import Any, Mapping
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import RandomAllocationAccountant
 from dpbounds import _validation as V
 from dpbounds.cli._numbers import real, whole
@@ -72,7 +73,7 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     e = float(V.check_finite_positive("epochs", args.epochs))
     delta = float(V.check_open_unit("delta", args.delta))
     if b > n:
-        raise ValueError(f"batch-size must be <= dataset-size, got {b!r} > {n!r}")
+        raise DPBoundsError(f"batch-size must be <= dataset-size, got {b!r} > {n!r}")
     rate = b / n
     steps = math.ceil(e * (n / b))
     rows: list[dict[str, Any]] = []

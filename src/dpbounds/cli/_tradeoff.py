@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import tradeoff as T
 from dpbounds.cli._numbers import real, whole
 from dpbounds.cli._options import add_coefficient, add_json_flag
@@ -63,7 +64,7 @@ def _gdp(args: argparse.Namespace) -> int:
     for d in args.delta or ():
         rows.append({"mu": args.mu, "delta": d, "eps": float(T.gdp_epsilon(d, args.mu))})
     if not rows:
-        raise ValueError("give --eps and/or --delta")
+        raise DPBoundsError("give --eps and/or --delta")
     return _emit(args, rows)
 
 

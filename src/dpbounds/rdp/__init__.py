@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._dispatch import call
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
@@ -145,7 +146,7 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
     a, s, g = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
                             "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, gamma=gamma)
     if np.any(a[np.isfinite(a)] > 1e6):
-        raise ValueError("alpha must be <= 1e6 (or inf)")
+        raise DPBoundsError("alpha must be <= 1e6 (or inf)")
     return V.scalar_or_array(_kernels.wor_gaussian(a, s, g, _BOUNDS[b]))
 
 
@@ -199,7 +200,7 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     else:
         table = np.array(base_rdp, dtype=np.float64).ravel()
         if table.size < need:
-            raise ValueError(f"base_rdp must give eps at integer orders up to {need - 1}, got {table.size} entries")
+            raise DPBoundsError(f"base_rdp must give eps at integer orders up to {need - 1}, got {table.size} entries")
         table = table[:need].copy()
         table[:2] = 0.0
         if eps_inf is None:
@@ -208,7 +209,7 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
         V.check("base_rdp", table, table >= 0, ">= 0 at every integer order")
     ei = float(eps_inf) if eps_inf == eps_inf else math.inf
     if not ei >= 0:
-        raise ValueError(f"eps_inf must be >= 0, got {eps_inf!r}")
+        raise DPBoundsError(f"eps_inf must be >= 0, got {eps_inf!r}")
     gu, inv = np.unique(g.ravel(), return_inverse=True)
     curves = np.asarray(_kernels.wor_table(table, ei, gu, _BOUNDS[bound]))
     af = np.where(fin, a, 2.0).ravel()
@@ -254,7 +255,7 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
     a, s, qq = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
                              "q": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, q=q)
     if np.any(a[np.isfinite(a)] > 1e6):
-        raise ValueError("alpha must be <= 1e6 (or inf)")
+        raise DPBoundsError("alpha must be <= 1e6 (or inf)")
     f = getattr(_ufuncs, f"rdp_poisson_gaussian_{m}")
     return V.scalar_or_array(f(a, s, qq))
 
@@ -263,7 +264,7 @@ def _curve(rdp_values: Any, orders: Any) -> tuple[Array, Array]:
     o = V.check_constraint("orders", orders, _ORDER).ravel()
     r = V.as_float_array("rdp_values", rdp_values)
     if r.ndim == 0 or r.shape[-1] != o.size:
-        raise ValueError(f"rdp_values must have last axis of length len(orders) = {o.size}, got shape {r.shape}")
+        raise DPBoundsError(f"rdp_values must have last axis of length len(orders) = {o.size}, got shape {r.shape}")
     V.check("rdp_values", r, V.Constraint.NONNEGATIVE.holds(r), V.Constraint.NONNEGATIVE.text)
     return r, o
 

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
@@ -86,11 +87,11 @@ class RDPAccountant(PrivacyAccountant):
             with np.errstate(invalid="ignore"):
                 V.check("orders", o, ~np.isnan(o) & (o > 1), "> 1")
             if o.size == 0:
-                raise ValueError("orders must not be empty")
+                raise DPBoundsError("orders must not be empty")
             self.orders = o
         mo = float(max_order)
         if not (2.0 <= mo <= 1e6):
-            raise ValueError(f"max_order must be in [2, 1e6], got {max_order!r}")
+            raise DPBoundsError(f"max_order must be in [2, 1e6], got {max_order!r}")
         self.max_order = mo
         self._terms: dict[object, tuple[Mechanism, float]] = {}
         start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
@@ -120,7 +121,7 @@ class RDPAccountant(PrivacyAccountant):
         stepped = sum(n for _, _, n in self._history)
         composed = sum(c for _, c in self._terms.values())
         if composed != stepped:
-            raise ValueError("state_dict() covers histories recorded with step(); this accountant also "
+            raise DPBoundsError("state_dict() covers histories recorded with step(); this accountant also "
                              "has mechanisms added with compose()")
         return super().state_dict()
 
@@ -149,10 +150,10 @@ class RDPAccountant(PrivacyAccountant):
     def compose(self, mechanism: Mechanism, count: float = 1) -> "RDPAccountant":
         """Add ``count`` adaptive compositions of ``mechanism``; returns ``self``."""
         if not isinstance(mechanism, Mechanism):
-            raise ValueError(f"mechanism must be a dpbounds.rdp mechanism, got {mechanism!r}")
+            raise DPBoundsError(f"mechanism must be a dpbounds.rdp mechanism, got {mechanism!r}")
         c = float(count)
         if not (math.isfinite(c) and c >= 0):
-            raise ValueError(f"count must be finite and >= 0, got {count!r}")
+            raise DPBoundsError(f"count must be finite and >= 0, got {count!r}")
         self._add(mechanism, c)
         return self
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 
@@ -69,7 +70,7 @@ def hybrid_noise(c2: Any, ranks: Any, rho: float) -> NoiseAllocation:
     c = V.check_finite_positive("c2", c2).ravel()
     rk = V.check_rounds("ranks", ranks, minimum=1).ravel()
     if c.size != rk.size:
-        raise ValueError(f"c2 and ranks must have the same length, got {c.size} and {rk.size}")
+        raise DPBoundsError(f"c2 and ranks must have the same length, got {c.size} and {rk.size}")
     r = float(V.check_finite_positive("rho", rho))
     sc = float(np.sum(c * np.sqrt(rk)))
     var = (c / np.sqrt(rk)) * sc / (2 * r)
@@ -142,7 +143,7 @@ def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf
     ci = float(V.check_finite_positive("c_inf", c_inf))
     pp = float(V.check_finite_positive("p", p))
     if pp > 2:
-        raise ValueError(f"p must be in (0, 2], got {p!r}")
+        raise DPBoundsError(f"p must be in (0, 2], got {p!r}")
     k, rem = _vertex(cp, ci, pp, d)
 
     def f(n: int) -> float:
@@ -209,7 +210,7 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
     ci = float(V.check_finite_positive("c_inf", c_inf))
     pp = float(V.check_finite_positive("p", p))
     if pp > 2:
-        raise ValueError(f"p must be in (0, 2], got {p!r}")
+        raise DPBoundsError(f"p must be in (0, 2], got {p!r}")
     kv, rem = _vertex(cp, ci, pp, d)
 
     def log_b(k: int) -> float:   # log prod_l A_k = sum_l (k-1) eps_PSG(k; q2, sigma/|s_l|)

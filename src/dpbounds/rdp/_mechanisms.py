@@ -14,6 +14,7 @@ from typing import Any, Callable, Hashable
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._errors import DPBoundsError
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
 
@@ -156,7 +157,7 @@ class _IntegerTable(Mechanism):
         fin = np.isfinite(a)
         amax = float(np.max(a[fin])) if fin.any() else 2.0
         if amax > _rdp_alpha_max():
-            raise ValueError(f"alpha must be <= {_rdp_alpha_max():g} for integer-order bounds, got {amax!r}")
+            raise DPBoundsError(f"alpha must be <= {_rdp_alpha_max():g} for integer-order bounds, got {amax!r}")
         self._ensure(max(amax, 2.0))
         t = self._table
         af = np.where(fin, a, 2.0)
@@ -225,7 +226,7 @@ class SubsampledWOR(_IntegerTable):
                  bound: str = "theorem9", eps_inf: float | None = None) -> None:
         super().__init__()
         if bound not in ("theorem9", "improved"):
-            raise ValueError(f"bound must be 'theorem9' or 'improved', got {bound!r}")
+            raise DPBoundsError(f"bound must be 'theorem9' or 'improved', got {bound!r}")
         self.base = base
         self._f: Callable[[Any], Any] = base.rdp if isinstance(base, Mechanism) else base
         self.gamma, self.bound = float(gamma), bound
