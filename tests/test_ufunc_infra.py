@@ -25,6 +25,8 @@ VIOLATIONS = {
     Constraint.CLOSED_UNIT: [-0.1, 1.5, np.nan],
     Constraint.HALF_OPEN_UNIT: [0.0, 1.5, np.nan],
     Constraint.ORDER: [0.5, np.nan],
+    Constraint.ORDER_TO_1E4: [0.5, 2e4, np.nan],
+    Constraint.ORDER_ABOVE_1: [1.0, np.nan],
     Constraint.INTEGER_GE_1: [0.0, 2.5, np.inf, np.nan],
     Constraint.INTEGER_GE_2: [1.0, 2.5, np.inf, np.nan],
     Constraint.INTEGER_GE_3: [2.0, 3.5, np.inf, np.nan],

@@ -12,22 +12,41 @@ from typing import Any
 
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._ufunc_table import by_name
-from dpbounds._validation import check_args, scalar_or_array
+from dpbounds._validation import Constraint, broadcast, check_constraint, scalar_or_array
 
 __all__ = ["call"]
+
+
+_Plan = tuple[Any, tuple[tuple[str, Constraint], ...], int]
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(name: str) -> _Plan:
+    # a deterministic function of the (immutable) table: memoising it cannot change an answer
+    plan = _PLANS.get(name)
+    if plan is None:
+        spec = by_name(name)
+        plan = (getattr(_ufuncs, name), tuple((a.name, a.constraint) for a in spec.args), spec.nout)
+        _PLANS[name] = plan
+    return plan
 
 
 def call(name: str, **args: Any) -> Any:
     """Validate ``args`` against the declaration of ufunc ``name``, then evaluate it.
 
-    The keyword names must be exactly the declared argument names (in any order).
+    The keyword names must be exactly the declared argument names (in any order).  The
+    ufunc broadcasts; only when the shapes do not broadcast is the error rebuilt so that it
+    names the parameters and their shapes.
     """
-    spec = by_name(name)
-    names = [a.name for a in spec.args]
-    if sorted(args) != sorted(names):
-        raise TypeError(f"{name} takes {names}, got {sorted(args)}")
-    arrays = check_args({a.name: a.constraint for a in spec.args}, **{k: args[k] for k in names})
-    result = getattr(_ufuncs, name)(*arrays)
-    if spec.nout > 1:
+    f, spec_args, nout = _plan(name)
+    if len(args) != len(spec_args) or any(n not in args for n, _ in spec_args):
+        raise TypeError(f"{name} takes {[n for n, _ in spec_args]}, got {sorted(args)}")
+    arrays = [check_constraint(n, args[n], c) for n, c in spec_args]
+    try:
+        result = f(*arrays)
+    except ValueError:
+        broadcast(**{n: a for (n, _), a in zip(spec_args, arrays)})  # raises the named error
+        raise
+    if nout > 1:
         return tuple(scalar_or_array(r) for r in result)
     return scalar_or_array(result)

@@ -59,6 +59,8 @@ class Constraint(enum.Enum):
     CLOSED_UNIT = ("in [0, 1]", lambda x: (x >= 0) & (x <= 1))
     HALF_OPEN_UNIT = ("in the half-open interval (0, 1]", lambda x: (x > 0) & (x <= 1))
     ORDER = (">= 1 (inf allowed)", lambda x: x >= 1)
+    ORDER_ABOVE_1 = ("> 1", lambda x: x > 1)
+    ORDER_TO_1E4 = ("in [1, 1e4] or inf", lambda x: ((x >= 1) & (x <= 1e4)) | (x == np.inf))
     INTEGER_GE_1 = ("an integer >= 1", lambda x: _finite(x) & (x >= 1) & (x == np.floor(x)))
     INTEGER_GE_2 = ("an integer >= 2", lambda x: _finite(x) & (x >= 2) & (x == np.floor(x)))
     INTEGER_GE_3 = ("an integer >= 3", lambda x: _finite(x) & (x >= 3) & (x == np.floor(x)))
@@ -68,10 +70,10 @@ class Constraint(enum.Enum):
         return str(self.value[0])
 
     def holds(self, arr: FArr) -> NDArray[np.bool_]:
-        """Element-wise mask of the elements of ``arr`` that obey the rule (no FP warnings)."""
+        """Element-wise mask of the elements of ``arr`` that obey the rule (comparisons with NaN
+        are False and raise no floating-point warning)."""
         pred: Callable[[FArr], Any] = self.value[1]
-        with np.errstate(invalid="ignore"):
-            return np.asarray(pred(arr), dtype=bool)
+        return np.asarray(pred(arr), dtype=bool)
 
 
 def as_float_array(name: str, value: Any) -> NDArray[np.float64]:

@@ -676,9 +676,7 @@ class PoissonPLD:
 
 def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, float, int]:
     s = float(V.check_finite_positive(prefix + "noise_multiplier", sigma))
-    qa = V.as_float_array(prefix + "sample_rate", q)
-    with np.errstate(invalid="ignore"):
-        V.check(prefix + "sample_rate", qa, (qa > 0) & (qa <= 1), "in (0, 1]")
+    qa = V.check_constraint(prefix + "sample_rate", q, V.Constraint.HALF_OPEN_UNIT)
     steps = int(V.check_rounds(prefix + "steps", t, minimum=1))
     return s, float(qa), steps
 

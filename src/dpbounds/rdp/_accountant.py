@@ -84,8 +84,7 @@ class RDPAccountant(PrivacyAccountant):
         else:
             o = np.asarray(DEFAULT_ORDERS if isinstance(orders, str) and orders == "default" else orders,
                            dtype=np.float64).ravel()
-            with np.errstate(invalid="ignore"):
-                V.check("orders", o, ~np.isnan(o) & (o > 1), "> 1")
+            V.check("orders", o, V.Constraint.ORDER_ABOVE_1.holds(o), V.Constraint.ORDER_ABOVE_1.text)
             if o.size == 0:
                 raise DPBoundsError("orders must not be empty")
             self.orders = o
@@ -174,9 +173,7 @@ class RDPAccountant(PrivacyAccountant):
 
     def rdp(self, alpha: float | NDArray[np.float64]) -> float | NDArray[np.float64]:
         """The composed RDP curve sum_i c_i eps_i(alpha) at real alpha in [1, inf]."""
-        a = V.as_float_array("alpha", alpha)
-        with np.errstate(invalid="ignore"):
-            V.check("alpha", a, a >= 1, ">= 1")
+        a = V.check_constraint("alpha", alpha, V.Constraint.ORDER)
         out: float | NDArray[np.float64] = V.scalar_or_array(self._rdp(a))
         return out
 
@@ -270,9 +267,7 @@ class RDPAccountant(PrivacyAccountant):
 
     def get_delta(self, epsilon: float, return_order: bool = False) -> float | tuple[float, float]:  # type: ignore[override]
         """Smallest delta such that the composition is (epsilon, delta)-DP per the RDP conversion."""
-        e = V.as_float_array("epsilon", epsilon)
-        with np.errstate(invalid="ignore"):
-            V.check("epsilon", e, (e >= 0) & np.isfinite(e), "finite and >= 0")
+        e = V.check_constraint("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
         v, a = self._minimise(self._objective("delta", float(e)))
         dv = math.exp(v) if v > -745 else 0.0
         return (dv, a) if return_order else dv
@@ -381,7 +376,5 @@ def _calib_args(epsilon: float, delta: float, steps: float, rate: float, samplin
     V.check_finite_positive("epsilon", epsilon)
     V.check_open_unit("delta", delta)
     V.check_finite_positive("steps", steps)
-    r = V.as_float_array("rate", rate)
-    with np.errstate(invalid="ignore"):
-        V.check("rate", r, (r > 0) & (r <= 1), "in (0, 1]")
+    V.check_constraint("rate", rate, V.Constraint.HALF_OPEN_UNIT)
     return float(epsilon)

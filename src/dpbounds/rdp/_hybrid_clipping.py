@@ -112,13 +112,6 @@ def _interp_int(alpha: Array, f_int: Callable[[int], float]) -> Array:
     return out
 
 
-def _check_alpha(alpha: Any) -> Array:
-    a = V.as_float_array("alpha", alpha)
-    with np.errstate(invalid="ignore"):
-        V.check("alpha", a, (a >= 1) & (a <= 1e4) | (a == np.inf), "in [1, 1e4] or inf")
-    return a
-
-
 def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf: float,
                            p: float = 2.0, d: float | None = None, form: str = "vertex") -> Any:
     """The paper's Theorem 7 / eq. (7) as DERIVED here: coordinate-wise Poisson sampling, l_p + l_inf clipping.
@@ -136,7 +129,7 @@ def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf
     interpolation.  NOT the paper's printed (7), which was unavailable.
     """
     V.check_choice("form", form, ("vertex", "relaxed"))
-    a = _check_alpha(alpha)
+    a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
     s = float(V.check_finite_positive("sigma", sigma))
     qq = float(V.check_closed_unit("q", q))
     cp = float(V.check_finite_positive("c_p", c_p))
@@ -164,7 +157,7 @@ def coordinatewise_limit(alpha: Any, sigma: float, q: float, c2: float) -> Any:
 
     (p = 2.)  Input-wise sampling at small q gives alpha q^2 (e^{2 tau} - 1)/2 instead.
     """
-    a = _check_alpha(alpha)
+    a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
     s = float(V.check_finite_positive("sigma", sigma))
     qq = float(V.check_closed_unit("q", q))
     c = float(V.check_finite_positive("c2", c2))
@@ -202,7 +195,7 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
     above Theorem 7 at rate q1 q2 and below the general Poisson bound over Theorem 7 at rate q2.
     Fractional alpha: CGF interpolation.  NOT the paper's printed (8), which was unavailable.
     """
-    a = _check_alpha(alpha)
+    a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
     s = float(V.check_finite_positive("sigma", sigma))
     r1 = float(V.check_closed_unit("q1", q1))
     r2 = float(V.check_closed_unit("q2", q2))
@@ -245,7 +238,7 @@ def poisson_general(alpha: Any, base_rdp: Callable[[Any], Any], q: float, tight:
     evaluated as log1p of positive terms.  ``tight=True`` drops the factor 3 (valid only under
     Zhu-Wang's extra condition, e.g. the Gaussian).  Integer orders, CGF-interpolated between.
     """
-    a = _check_alpha(alpha)
+    a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
     qq = float(V.check_closed_unit("q", q))
     fac = 1.0 if tight else 3.0
 
