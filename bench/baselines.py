@@ -13,7 +13,7 @@ S2EP = np.sqrt(2 * np.e * np.pi)
 
 
 def delta_min_numpy(sigma, rounds, exact=True):
-    """Six-term delta_min of Theorem 3.1 (SPEC A.5) in numpy + scipy.special."""
+    """Six-term delta_min of Theorem 3.1 (docs/theorem31.md) in numpy + scipy.special."""
     y = 1.0 / sigma**2
     w = np.exp(y)
     e = np.expm1(y)
@@ -35,7 +35,7 @@ def delta_min_numpy(sigma, rounds, exact=True):
 
 
 def valid_numpy(sigma, rounds, delta, exact=True):
-    """Condition (2) at delta, M >= 3 and sigma^2 ln M >= 3 (SPEC A.6)."""
+    """Condition (2) at delta, M >= 3 and sigma^2 ln M >= 3 (docs/theorem31.md)."""
     y = 1.0 / sigma**2
     e = np.expm1(y)
     if exact:

@@ -1,4 +1,4 @@
-"""mpmath oracles for the trade-off integrals (SPEC Part A sections 8, 9, 11).
+"""mpmath oracles for the trade-off integrals (formulas: docs/tradeoff.md).
 
 Independent of the C code: arbitrary-precision integrand, tanh-sinh quadrature
 (mpmath.quad) split at the integrand's switch point and at geometric distances
@@ -67,7 +67,7 @@ def _A(z, sigma, D):
 
 
 def tradeoff_clt(a, sigma, rounds, truncated=False, dps=DPS):
-    """(value, quad error estimate) of the CLT integral of SPEC 8."""
+    """(value, quad error estimate) of the CLT integral (docs/tradeoff.md)."""
     with mp.workdps(dps):
         a, sigma, M, w1, D, x, s = _setup(a, sigma, rounds)
         xs = x * s
@@ -118,7 +118,7 @@ def edgeworth_branch(c, d):
 
 
 def tradeoff_edgeworth(a, sigma, rounds, dps=DPS):
-    """SPEC 9 with the outer polynomial frozen at its branch ends (as documented)."""
+    """The Edgeworth-corrected integral (docs/tradeoff.md) with the outer polynomial frozen at its branch ends (as documented)."""
     with mp.workdps(dps):
         a, sigma, M, w1, D, x, s = _setup(a, sigma, rounds)
         cM, dM = edgeworth_coefs(sigma, M)

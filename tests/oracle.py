@@ -1,7 +1,7 @@
 """Independent high-precision reference values (mpmath), computed by the tests.
 
 Nothing here calls dpbounds: each function evaluates the mathematical definition
-(SPEC Part A) at high precision, treating its double inputs as exact binary values.
+(docs/theorem31.md) at high precision, treating its double inputs as exact binary values.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Multi-epoch composition of f_{0,delta} (SPEC A.11) vs mpmath."""
+"""Multi-epoch composition of f_{0,delta} (docs/epochs.md) vs mpmath."""
 import numpy as np
 import pytest
 

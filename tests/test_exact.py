@@ -1,4 +1,4 @@
-"""Tests of the exact random-allocation computation (SPEC Part A sections 1, 10b)."""
+"""Tests of the exact random-allocation computation (docs/accountant.md)."""
 import math
 
 import mpmath as mp
@@ -41,7 +41,7 @@ def _cf_mpmath(sigma, t, size_biased):
 @pytest.mark.parametrize("t", [1e-5, 0.05, 0.7, 4.0])
 @pytest.mark.parametrize("sb", [False, True])
 def test_cf_vs_mpmath(sigma, t, sb):
-    # r(t) = E[e^{it(Z-1)}] - 1 - it(EZ - 1) keeps RELATIVE accuracy at tiny t (SPEC 10b);
+    # r(t) = E[e^{it(Z-1)}] - 1 - it(EZ - 1) keeps RELATIVE accuracy at tiny t (docs/accountant.md);
     # the kernel claims <= 1e-12 relative
     got = complex(lognormal_cf_m1(sigma, np.array([t]), sb)[0])
     ref = _cf_mpmath(sigma, t, sb)
@@ -222,7 +222,7 @@ def test_exact_curve_above_theorem31(sigma, M):
     assert np.all(f + err >= np.maximum(1 - a - dmin, 0))
     tv = exact_max_gap(sigma, M)
     assert tv < dmin
-    # SPEC 3.1: ratio about 1 + 2 B coef sqrt(2 pi) (exact coefficient) for large M
+    # the paper's section 3.1: ratio about 1 + 2 B coef sqrt(2 pi) (exact coefficient) for large M
     pred = 1 + 2 * 0.4748 * float(U.coef_exact(sigma)) * math.sqrt(2 * math.pi)
     assert 0.8 * pred < gap_ratio(sigma, M) < 1.2 * pred
 

@@ -1,4 +1,4 @@
-"""Small-sigma regime of the exact accountant: the exponentially tilted series (SPEC A.1, A.10b).
+"""Small-sigma regime of the exact accountant: the exponentially tilted series (docs/accountant.md).
 
 Where affordable, small sigma is now served by the log-domain law (tests/test_exact_logdomain.py);
 every test here disables that route (fixture ``tilted_route``) so the tilted series, still used

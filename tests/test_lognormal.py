@@ -1,4 +1,4 @@
-"""Lognormal moments and the Theorem 3.1 coefficients vs the mpmath oracle (SPEC A.2-A.4)."""
+"""Lognormal moments and the Theorem 3.1 coefficients vs the mpmath oracle (docs/theorem31.md)."""
 import warnings
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""mpmath oracles for every RDP kernel (SPEC Part B sections 1-6).
+"""mpmath oracles for every RDP kernel (formulas and sources: docs/rdp.md).
 
 Each oracle is an independent high-precision evaluation of the defining formula (not of
 our algorithm): binomial sums in mpmath at 50+ digits, Pearson-Vajda differences by exact
@@ -34,7 +34,7 @@ def o_rr(a, p):
 
 
 def o_wor_upper(a, g, eps, eps_inf, improved, logs=None):
-    """Theorem 9 / Theorem 27 from the formula (SPEC B.2-B.3); eps(j) an mpmath callable."""
+    """Theorem 9 / Theorem 27 from the formula (docs/rdp.md); eps(j) an mpmath callable."""
     g = mp.mpf(g)
     s = lambda i: mp.mpf(1) if i < 2 else mp.exp((i - 1) * eps(i))  # noqa: E731
     D = {}
@@ -155,8 +155,9 @@ def test_wor_gaussian_vs_mpmath(sigma, g):
         assert rel(lo[k], o_wor_lower(a, g, eps)) < 1e-12, ("lower", a)
 
 
-def test_wor_spec_numbers():
-    # SPEC B.3/B.4 quoted values (independent mpmath runs of the reference).
+def test_wor_gaussian_independent_reference_values():
+    # Theorem 27 vs Theorem 9 at large sigma, and upper/lower bounds at one point: values from
+    # independent mpmath runs (examples in docs/rdp.md).
     assert _kernels.wor_gaussian(256.0, 50.0, 0.01, 1) == pytest.approx(2.1043e-5, rel=1e-4)
     assert _kernels.wor_gaussian(256.0, 50.0, 0.01, 0) == pytest.approx(1.0038e-2, rel=1e-4)
     assert _kernels.wor_gaussian(4.0, 100.0, 0.01, 0) == pytest.approx(2.754e-6, rel=1e-3)
@@ -231,7 +232,7 @@ def test_wor_large_alpha_no_overflow():
 
 @pytest.mark.parametrize("sigma,q", [(0.7, 1e-9), (1.0, 1e-6), (1.0, 0.01), (5.0, 0.001), (2.0, 0.3), (30.0, 0.9)])
 def test_poisson_integer_vs_mpmath(sigma, q):
-    # positive closed sum: 1e-13 for q down to 1e-9 (autodp is 34% off at 1e-7, SPEC B.8.3)
+    # positive closed sum: 1e-13 for q down to 1e-9 (autodp is 34% off at 1e-7, docs/rdp.md)
     mp.mp.dps = 50
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     for a in [2, 3, 8, 32, 256]:
@@ -249,15 +250,16 @@ def test_poisson_fractional_exact_vs_quadrature(sigma, q):
 @pytest.mark.parametrize("sigma,q,a", [(1.0, 0.01, 1.5), (0.7, 0.05, 1.5), (2.0, 0.05, 7.25), (5.0, 0.001, 2.5), (1.0, 1e-6, 10.5)])
 def test_poisson_compat_and_signed_series(sigma, q, a):
     # compat = |C| series (1e-10: the polynomial tail is cut at e^-40 relative);
-    # exact = signed series (1e-13).  Finding of SPEC B.6 reproduced: compat > exact.
+    # exact = signed series (1e-13).  The |C| series overestimates (docs/rdp.md):
+    # compat > exact.
     mp.mp.dps = 30
     assert rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)) < 1e-10
     assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
     assert _ufuncs.rdp_poisson_gaussian_compat(a, sigma, q) >= _ufuncs.rdp_poisson_gaussian_exact(a, sigma, q)
 
 
-def test_poisson_spec_finding_magnitudes():
-    # SPEC B.6: |C| series is +4.0% at a=1.5 and +0.09% at a=2.5 (sigma=1, q=0.01)
+def test_poisson_compat_overestimate_magnitudes():
+    # the |C| series is +4.0% at a=1.5 and +0.09% at a=2.5 (sigma=1, q=0.01)
     r15 = _ufuncs.rdp_poisson_gaussian_compat(1.5, 1.0, 0.01) / _ufuncs.rdp_poisson_gaussian_exact(1.5, 1.0, 0.01) - 1
     r25 = _ufuncs.rdp_poisson_gaussian_compat(2.5, 1.0, 0.01) / _ufuncs.rdp_poisson_gaussian_exact(2.5, 1.0, 0.01) - 1
     assert r15 == pytest.approx(0.040, abs=0.001)

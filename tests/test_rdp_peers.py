@@ -1,6 +1,6 @@
 """Cross-checks against autodp and dp-accounting where they compute the same quantity.
 
-Known deviations (SPEC Part B), each asserted here rather than hidden:
+Known deviations (docs/rdp.md), each asserted here rather than hidden:
 * dp-accounting evaluates fractional Poisson orders with |C(a,i)| (our mode="compat") and
   truncates its series at e^-30 relative to A ~ 1: up to ~1e-6 relative off the |C| series
   at small q (our compat evaluates the full series).
@@ -9,7 +9,7 @@ Known deviations (SPEC Part B), each asserted here rather than hidden:
   sigma and alpha (sigma = 50, gamma = 0.1, alpha = 256: 14x too large vs exact; ours exact).
 * dp-accounting's SampledWithoutReplacementDpEvent takes sigma relative to C, not to the
   replace-one sensitivity 2C (google/differential-privacy #378): its sigma is our 2*sigma.
-* autodp accumulates log(1 + x) without log1p: relative error ~1e-16/eps (SPEC B.8.3).
+* autodp accumulates log(1 + x) without log1p: relative error ~1e-16/eps (docs/rdp.md).
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _autodp_wor(sigma_or_fn, g, improved=False, coeff=1.0):
 
 
 def test_thm9_vs_autodp():
-    # SPEC B.2: agreement to ~3e-10 relative (autodp's plain-log accumulation)
+    # agreement to ~3e-10 relative (autodp's plain-log accumulation)
     orders = np.array([2, 3, 5, 10, 32, 64, 100], float)
     for sigma in (1.0, 5.0):
         for g in (1e-3, 0.01, 0.1):
@@ -79,7 +79,8 @@ def test_improved_vs_autodp_and_its_fallback():
         ref = np.asarray(acc.get_rdp(orders))
         ref256 = float(np.asarray(acc.get_rdp([256.0]))[0])
     np.testing.assert_allclose(R.subsampled_gaussian_wor(orders, 5.0, 0.001), ref, rtol=1e-8)
-    # documented deviation: above alpha = 100 autodp uses Theorem 9 (SPEC: 4.6903e-5 vs 2.1539e-5)
+    # documented deviation: above alpha = 100 autodp uses Theorem 9 (4.6903e-5 vs the
+    # true 2.1539e-5, an independent mpmath value; README "Documented deviations of the peers")
     ours = R.subsampled_gaussian_wor(256.0, 5.0, 0.001)
     assert ref256 == pytest.approx(4.6903e-5, rel=1e-4)
     assert ours == pytest.approx(2.1539e-5, rel=1e-4)
@@ -108,7 +109,7 @@ def test_dp_accounting_wor_event_sensitivity_convention():
     ours_same_number = R.subsampled_gaussian_wor([2.0, 8.0, 32.0], 4.0, 0.01)
     ours_correct = R.subsampled_gaussian_wor([2.0, 8.0, 32.0], 2.0, 0.01)
     np.testing.assert_allclose(theirs, ours_same_number, rtol=1e-10)
-    assert np.all(ours_correct > 3 * theirs)   # ~4x under-statement (SPEC B.0)
+    assert np.all(ours_correct > 3 * theirs)   # ~4x under-statement (google/differential-privacy #378)
 
 
 def test_poisson_vs_dp_accounting():
@@ -129,7 +130,7 @@ def test_poisson_vs_dp_accounting():
 
 
 def test_poisson_small_q_vs_autodp_documented_error():
-    # autodp accumulates log(1 + x) without log1p (SPEC B.8.3): fine at q = 1e-3, 2e-7 off at 1e-4,
+    # autodp accumulates log(1 + x) without log1p (docs/rdp.md): fine at q = 1e-3, 2e-7 off at 1e-4,
     # 0.5% at 1e-6 and 34% at 1e-7 (sigma = 5, alpha = 2).  Ours equals the closed form
     # log1p(q^2 expm1(1/sigma^2)) to 1e-15 (test_rdp_properties::test_poisson_small_q_scaling).
     _autodp()
@@ -175,8 +176,9 @@ def test_accountant_fixed_orders_vs_dp_accounting():
 
 
 @pytest.mark.parametrize("sigma,expected_order", [(1.0, 4.0), (5.0, 19.0)])
-def test_seed001_experiment_vs_autodp(sigma, expected_order):
-    """Seed 001 Fig. 2: 600,000 compositions of the WOR-subsampled Gaussian, gamma=0.001, delta=1e-8.
+def test_wor_gaussian_600k_steps_matches_autodp(sigma, expected_order):
+    """The experiment of Fig. 2 of "Subsampled Rényi Differential Privacy and Analytical Moments
+    Accountant": 600,000 compositions of the WOR-subsampled Gaussian, gamma=0.001, delta=1e-8.
 
     autodp's anaRDPacct (Theorem 9, classic conversion, real-order search) vs ours in the
     same configuration; then our improved bound and conversion, which can only be smaller.
@@ -192,13 +194,15 @@ def test_seed001_experiment_vs_autodp(sigma, expected_order):
     assert a == expected_order
     best = R.RDPAccountant().compose(R.SubsampledGaussianWOR(sigma, 0.001), 600000).get_epsilon(1e-8)
     assert best <= e
-    # the RDP lower bound certifies the accounting is within a small factor (seed Fig. 2 discussion)
+    # the RDP lower bound certifies the accounting is within a small factor (the
+    # paper's discussion of its Fig. 2)
     low = R.RDPAccountant().compose(R.SubsampledGaussianWOR(sigma, 0.001, "lower"), 600000).get_epsilon(1e-8)
     assert low <= best
 
 
 @pytest.mark.parametrize("mech_args", [("laplace", 2.0), ("laplace", 0.5), ("rr", 0.6), ("rr", 0.9)])
-def test_seed001_experiment_laplace_rr_vs_autodp(mech_args):
+def test_wor_laplace_rr_600k_steps_matches_autodp(mech_args):
+    """The same experiment with the Laplace and randomized-response base mechanisms."""
     from autodp import rdp_bank
     kind, par = mech_args
     if kind == "laplace":

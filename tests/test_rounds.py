@@ -1,4 +1,6 @@
-"""Inversions for M and N (eq. (4), M_exact), Table 1 and the numeric claims of SPEC A.7."""
+"""Inversions for M and N (eq. (4), M_exact), Table 1 and the numeric claims of the paper's
+sections 3.1 and 5 ("Trade-off Functions for DP-SGD with Subsampling based on Random Allocation:
+Tight Upper and Lower Bounds"; docs/theorem31.md)."""
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def test_table1(coefficient, sigma):
     assert (sig3(m_cf), sig3(m_ex), sig3(n)) == TABLE1[coefficient][sigma]
     # Table 1 caption: the closed form is within 0.1% (upper rows) / 0.2% (lower rows)
     assert 0 < m_ex / m_cf - 1 < (0.001 if coefficient == "simplified" else 0.002)
-    # both readings of (2) give the same Table 1 (SPEC A.6)
+    # both readings of (2) give the same Table 1 (the readings: docs/theorem31.md)
     assert dpbounds.rounds_required(sigma, 0.01, coefficient, "target") == m_ex
 
 
@@ -98,7 +100,7 @@ def test_rounds_required_is_minimal(rng, coefficient, mode):
 
 
 @pytest.mark.parametrize("sigma,delta,expect", [
-    (1.0, 1e-4, 11_400_659_560),  # SPEC A.7, section 5.2: M_exact at delta = 1e-4
+    (1.0, 1e-4, 11_400_659_560),  # the paper's section 5.2: M_exact at delta = 1e-4
     (0.5, 1e-3, None),
     (0.4, 1e-3, None),  # M ~ 1.3e14
     (0.45, 1e-4, None),  # M ~ 2.5e14
@@ -140,7 +142,7 @@ def test_section_31_ratio_ranges():
     (4.6, 69_318, np.inf),
 ])
 def test_validity_readings_differ_for_large_sigma(sigma, delta_min_mode, target_mode):
-    # SPEC A.6 examples (exact coefficient, delta = 0.01)
+    # the two readings of condition (2) (docs/theorem31.md), exact coefficient, delta = 0.01
     assert dpbounds.rounds_required(sigma, 0.01, "exact", "delta_min") == delta_min_mode
     assert dpbounds.rounds_required(sigma, 0.01, "exact", "target") == target_mode
 

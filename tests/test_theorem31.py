@@ -1,4 +1,4 @@
-"""The six-term delta_min of Theorem 3.1 and its validity condition vs the mpmath oracle (SPEC A.5-A.6)."""
+"""The six-term delta_min of Theorem 3.1 and its validity condition vs the mpmath oracle (docs/theorem31.md)."""
 import numpy as np
 import pytest
 
@@ -36,8 +36,8 @@ def test_delta_min_and_terms_accuracy(rng, coefficient):
 
 
 def test_table1_term_sizes():
-    # SPEC A.5: term sizes at the Table-1 solution sigma=1 simplified, M=1 140 369
-    # (printed there with 3 digits for T1-T3, T6 and 2 digits for T4, T5)
+    # term sizes at two Table-1 solutions (sigma=1 simplified, M=1 140 369; sigma=2 exact, M=59 097):
+    # independent values with 3 digits for T1-T3, T6 and 2 digits for T4, T5
     digits = [3, 3, 3, 2, 2, 3]
     t = dpbounds.delta_bound_terms(1.0, 1140369, "simplified")
     assert [float(f"{x:.{d - 1}e}") for x, d in zip(t, digits)] == [9.51e-3, 4.90e-4, 1.12e-6, 1.1e-10, 1.7e-14, 2.19e-7]
@@ -69,7 +69,7 @@ def test_validity_matches_oracle(rng, coefficient, mode):
 
 
 def test_validity_implies_sigma_edge(rng):
-    # SPEC A.6: (2) with either coefficient implies sigma >= sqrt(3/ln M)
+    # condition (2) with either coefficient implies sigma >= sqrt(3/ln M)
     s = 10 ** rng.uniform(np.log10(0.3), 1, 3000)
     m = np.floor(10 ** rng.uniform(0.5, 12, 3000))
     for kind in (0, 1):
@@ -109,7 +109,7 @@ def test_theorem31_result_object():
 
 
 def test_target_mode_breaks_for_large_sigma():
-    # SPEC A.6: 1/2 - Phi(-kappa) drops below 0.01 at sigma ~ 4.52
+    # the "target" reading of (2) (docs/theorem31.md): 1/2 - Phi(-kappa) drops below 0.01 at sigma ~ 4.52
     assert dpbounds.theorem31(4.6, 10**6, delta=0.01, validity_at="target", coefficient="exact").status & CONDITION2
     assert dpbounds.theorem31(4.6, 10**6, delta=0.01, coefficient="exact").valid
 

@@ -1,4 +1,4 @@
-"""Accuracy of the trade-off kernels against mpmath (SPEC Part A sections 8, 9, 11).
+"""Accuracy of the trade-off kernels against mpmath (formulas: docs/tradeoff.md).
 
 The oracle (tests/_tradeoff_oracle.py) integrates the same formulas in 30-digit
 arithmetic with tanh-sinh quadrature; its own error estimate is asserted small.
@@ -20,8 +20,9 @@ BIT = {name: bit for name, bit, _ in uf.STATUS_BITS}
 
 
 def _box_points(n, seed):
-    """Random (a, sigma, M) in the SPEC 8 box: a log-uniform in [1e-300, 1/2] or
-    1 - a log-uniform in [1e-15, 1/2]; sigma log-uniform [0.3, 50]; M log-uniform [3, 1e15]."""
+    """Random (a, sigma, M) in the accuracy box of the CLT kernels: a log-uniform in
+    [1e-300, 1/2] or 1 - a log-uniform in [1e-15, 1/2]; sigma log-uniform [0.3, 50];
+    M log-uniform [3, 1e15]."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
@@ -39,12 +40,12 @@ HARD_CLT = [
     (0.5, 1.0, 10.0), (0.5, 0.5, 10.0), (0.99, 1.0, 10.0), (1e-300, 0.3, 3.0), (1e-300, 50.0, 1e15),
     (1 - 1e-15, 0.3, 1e15), (1 - 1e-15, 50.0, 3.0), (1e-300, 0.3, 1e15), (0.3, 0.3, 3.0),
     (1e-100, 1.0, 1e3), (1e-8, 0.5, 1e6), (0.01, 2.0, 100.0), (1e-12, 0.3, 1e4), (0.999, 0.3, 30.0),
-    (0.499053, 0.31154, 3.0),  # the SPEC 8 grid is off by 2e-11 here (see dpb_tradeoff.h)
+    (0.499053, 0.31154, 3.0),  # a unit-panel grid (+ z_c +- w_z 2^k) is off by 2e-11 here (see dpb_tradeoff.h)
 ]
 
 
-# Regime: whole SPEC 8 box.  Tolerance 1e-14 absolute is the issue's target; the
-# measured maximum is ~3e-16 (sums of ~500 terms of size <= 0.4 * weight).
+# Regime: the whole box of _box_points.  Tolerance 1e-14 absolute is the declared accuracy
+# (docs/accuracy.md); the measured maximum is ~3e-16 (sums of ~500 terms of size <= 0.4 * weight).
 @pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11))
 def test_clt_vs_mpmath(a, sigma, M):
     ref, err = O.tradeoff_clt(a, sigma, M)
@@ -53,7 +54,7 @@ def test_clt_vs_mpmath(a, sigma, M):
     assert abs(got - float(ref)) <= 1e-14
 
 
-# Beyond the issue's box: small sigma (w up to e^1111, A(z) formed in log space when w
+# Beyond the box of _box_points: small sigma (w up to e^1111, A(z) formed in log space when w
 # overflows) and huge sigma.  Same 1e-14 absolute tolerance; measured <= 2.3e-16.
 @pytest.mark.parametrize("a,sigma,M", [(1e-300, 0.03, 2.0), (0.3, 0.03, 1e15), (0.5, 0.05, 100.0), (0.3, 0.08, 10.0),
                                         (1e-5, 0.1, 1e4), (0.99, 0.15, 3.0), (0.5, 1000.0, 3.0), (1e-200, 1e4, 1e15)])
@@ -71,12 +72,12 @@ def test_clt_truncated_vs_mpmath(a, sigma, M):
     assert err < 1e-20
     got = uf.tradeoff_clt_truncated(a, sigma, M)
     assert abs(got - float(ref)) <= 1e-14
-    # truncation removes a non-negative amount <= Phi(-z_max) (SPEC 8)
+    # truncation removes a non-negative amount <= Phi(-z_max) (docs/tradeoff.md)
     assert got <= uf.tradeoff_clt(a, sigma, M) + 1e-15
 
 
-def test_truncation_sizes_from_spec():
-    # SPEC 8 quotes untruncated - truncated at three points
+def test_truncation_sizes_match_independent_values():
+    # untruncated - truncated at three points: independent reference values to 2 significant digits
     for (a, s, M), expect in [((0.5, 1, 10), 8.8e-5), ((0.5, 0.5, 10), 4.9e-2), ((0.99, 1, 10), 4.1e-3)]:
         d = uf.tradeoff_clt(a, s, M) - uf.tradeoff_clt_truncated(a, s, M)
         assert d == pytest.approx(expect, rel=0.02, abs=0)

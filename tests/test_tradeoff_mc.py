@@ -1,10 +1,10 @@
-"""Monte Carlo check (SPEC Part A section 10): at M = 100, sigma = 2 the Edgeworth
-curve (SPEC 9) is closer to the true random-allocation trade-off curve than G_mu,
+"""Monte Carlo check (docs/tradeoff.md): at M = 100, sigma = 2 the Edgeworth
+curve (the paper's Theorem 4.1) is closer to the true random-allocation trade-off curve than G_mu,
 and the plain CLT integral is further away than both.
 
 The true curve is traced by thresholds h of the likelihood ratio Ybar = mean_j Y_j:
 alpha(h) = P0[Ybar > h], beta(h) = P1[Ybar <= h] = E0[Ybar 1{Ybar <= h}] (only H0 draws
-needed, SPEC 10b).  Plain MC error here (~1.2e-4 at n = 1.3e5) is as large as the gap
+needed: docs/accountant.md).  Plain MC error here (~1.2e-4 at n = 1.3e5) is as large as the gap
 between the Edgeworth curve and G_mu (~1.3e-4), so the estimate uses a control
 variate: the quadratic surrogate Y_q = e^{-1/(2 s^2)} (1 + X/s + X^2/(2 s^2)) of each
 term, built from the same normals.  Its mean over the M terms is
@@ -78,7 +78,7 @@ def test_edgeworth_closer_than_gaussian_and_clt():
     assert err_ew.max() < 0.5 * err_g.max()
     assert err_ew.mean() < 0.5 * err_g.mean()
     assert err_ew.max() < 5e-5            # within the MC error of the estimator
-    assert err_clt.max() > 2 * err_g.max()  # SPEC 10: CLT integral is worse than G_mu here
+    assert err_clt.max() > 2 * err_g.max()  # the CLT integral is worse than G_mu here (docs/tradeoff.md)
     # the plain estimate is consistent with the control-variate one (its own error ~1.2e-4 sd)
     d = np.abs(np.interp(al[band], r["alpha_plain"][::-1], r["beta_plain"][::-1]) - be[band])
     assert d.max() < 6e-4

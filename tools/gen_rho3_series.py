@@ -1,8 +1,9 @@
 """Generate the odd Taylor coefficients of rho^3 = E|Y-1|^3 in eps = 1/sigma.
 
 rho^3(eps) = e^{3 eps^2} erf(5 eps/(2 sqrt2)) - 3 e^{eps^2} erf(3 eps/(2 sqrt2)) + 4 erf(eps/(2 sqrt2))
-(SPEC Part A section 3).  The function is odd and entire; coefficients are exact
-rationals times 1/sqrt(2 pi) and are computed here with mpmath at 60 digits.
+(Proposition D.2 of the random-allocation paper; docs/theorem31.md).  The function is odd
+and entire; coefficients are exact rationals times 1/sqrt(2 pi) and are computed here with
+mpmath at 60 digits.
 Output is pasted into csrc/dpb_lognormal.c (RHO3_SERIES).
 Run:  python tools/gen_rho3_series.py
 """

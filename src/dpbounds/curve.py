@@ -1,4 +1,4 @@
-"""A piecewise-linear trade-off function (f-DP object), SPEC Part A sections 1 and 11.
+"""A piecewise-linear trade-off function (f-DP object); see docs/tradeoff.md.
 
 :class:`TradeoffCurve` holds the vertices ``(a_i, f_i)`` of a piecewise-linear,
 non-increasing trade-off function on [0, 1] and offers: evaluation of f and f^{-1},
@@ -106,7 +106,7 @@ class TradeoffCurve:
 
     @classmethod
     def gaussian(cls, mu: float, n: int = 2001) -> "TradeoffCurve":
-        """Sampled ``G_mu`` (SPEC A.11)."""
+        """Sampled ``G_mu`` (docs/tradeoff.md)."""
         return cls.from_function(lambda g: _uf.gaussian_tradeoff(g, mu), n=n)
 
     # ---------------------------------------------------------------- evaluation
@@ -138,7 +138,8 @@ class TradeoffCurve:
         reflections ``(f_i, a_i)`` (the convex envelope of a minimum of piecewise-linear
         functions is the lower hull of their joint vertex set).  The result is convex
         and symmetric (``f = f^{-1}``); a mechanism that is f-DP for both orders of the
-        pair is f_sym-DP (SPEC A.1).
+        pair is f_sym-DP (section 2 of "Trade-off Functions for DP-SGD with Subsampling
+        based on Random Allocation: Tight Upper and Lower Bounds"; docs/theorem31.md).
         """
         x = np.concatenate([self.a, self.f])
         y = np.concatenate([self.f, self.a])

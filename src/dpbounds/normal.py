@@ -1,4 +1,4 @@
-"""The standard normal distribution (SPEC Part A section 0).
+"""The standard normal distribution (notation of docs/theorem31.md).
 
 These are the raw ufuncs of the C core: they follow numpy conventions (NaN in ->
 NaN out, NaN outside the domain) instead of raising, like ``scipy.special``.

@@ -62,7 +62,7 @@ class LognormalMoments(NamedTuple):
 
 
 def lognormal_moments(sigma: Any) -> LognormalMoments:
-    """Central moments of the per-round likelihood ratio Y (SPEC Part A sections 2-3).
+    """Central moments of the per-round likelihood ratio Y (docs/theorem31.md).
 
     With w = e^{1/sigma^2}: variance w - 1, mu3 = (w + 2)(w - 1)^2,
     mu4 = (w^4 + 2w^3 + 3w^2 - 3)(w - 1)^2, the exact third absolute central moment

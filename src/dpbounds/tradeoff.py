@@ -1,13 +1,15 @@
-"""Trade-off curves (f-DP) and Gaussian differential privacy (SPEC Part A sections 8-11).
+"""Trade-off curves (f-DP) and Gaussian differential privacy (docs/tradeoff.md).
 
 A trade-off function f(a) gives the smallest type-II error of any test between the
 neighbouring output distributions at type-I error a.  This module evaluates
 
 * the Gaussian curve ``G_mu`` and ``f_{0,delta}`` and their compositions / tensor products;
 * for random allocation of one example into one of M rounds with noise multiplier sigma:
-  the CLT integral of the paper (:func:`tradeoff_clt`, an APPROXIMATION), its Edgeworth
-  refinement (:func:`tradeoff_edgeworth`, an APPROXIMATION) and the certified lower
-  bound of Theorem 3.1 (:func:`tradeoff_lower_bound`, a BOUND, NaN where not valid);
+  the CLT integral of "Trade-off Functions for DP-SGD with Subsampling based on Random
+  Allocation: Tight Upper and Lower Bounds" (below: the paper; :func:`tradeoff_clt`, an
+  APPROXIMATION), its Edgeworth refinement (:func:`tradeoff_edgeworth`, an APPROXIMATION)
+  and the certified lower bound of Theorem 3.1 (:func:`tradeoff_lower_bound`, a BOUND, NaN
+  where not valid);
 * Gaussian-DP conversions (:func:`gdp_delta`, :func:`gdp_epsilon`) and the mu of
   random allocation next to Poisson subsampling (Bu et al.; Dong-Roth-Su).
 
@@ -86,13 +88,13 @@ def gaussian_tradeoff(a: ArrayLike, mu: ArrayLike) -> Any:
         ``G_mu(a)``.  ``Phi^{-1}(1 - a)`` is computed as ``-Phi^{-1}(a)`` so that
         ``a`` down to 1e-300 and up to ``1 - 1e-16`` lose nothing to cancellation;
         relative error <= 2e-13 against mpmath where ``G >= 1e-300`` (tests/test_tradeoff.py).
-        ``G_0(a) = 1 - a`` exactly.  SPEC A.11.
+        ``G_0(a) = 1 - a`` exactly.  See docs/tradeoff.md.
     """
     return call("gaussian_tradeoff", a=a, mu=mu)
 
 
 def f0delta_tradeoff(a: ArrayLike, delta: ArrayLike) -> Any:
-    """``f_{0,delta}(a) = max(1 - a - delta, 0)``, the curve of (0, delta)-DP (SPEC A.11).
+    """``f_{0,delta}(a) = max(1 - a - delta, 0)``, the curve of (0, delta)-DP (docs/tradeoff.md).
 
     Parameters
     ----------
@@ -107,7 +109,8 @@ def f0delta_tradeoff(a: ArrayLike, delta: ArrayLike) -> Any:
 def gaussian_f0delta_tradeoff(a: ArrayLike, mu: ArrayLike, delta: ArrayLike) -> Any:
     """Tensor product ``(G_mu (x) f_{0,delta})(a) = (1 - delta) G_mu(a/(1 - delta))``.
 
-    Zero for ``a >= 1 - delta`` (SPEC A.11, derived; the form of Theorem 4.2's bound).
+    Zero for ``a >= 1 - delta`` (derived in docs/tradeoff.md; the form of the paper's
+    Theorem 4.2 bound).
     Accuracy: that of :func:`gaussian_tradeoff` plus 2 ulp.
     """
     return call("gaussian_f0delta_tradeoff", a=a, mu=mu, delta=delta)
@@ -130,7 +133,7 @@ def f0delta_compose(delta: ArrayLike, epochs: ArrayLike) -> Any:
 
 
 def multi_epoch_tradeoff(a: ArrayLike, delta: ArrayLike, epochs: ArrayLike) -> Any:
-    """Multi-epoch bound ``max((1 - delta)^E - a, 0)`` (SPEC A.11, H.4).
+    """Multi-epoch bound ``max((1 - delta)^E - a, 0)`` (the paper's Appendix H.4; docs/epochs.md).
 
     If a single epoch satisfies ``f >= f_{0,delta}`` then E epochs satisfy
     ``f^{(x)E}(a) >= (1 - delta)^E - a``: a BOUND under that hypothesis.
@@ -143,7 +146,8 @@ def gaussian_max_gap(mu: ArrayLike, delta: ArrayLike = 0.0) -> Any:
 
     For ``delta = 0`` this is the total variation distance of G_mu, attained at
     ``a* = Phi(-mu/2)``.  Computed as ``erf(mu/(2 sqrt 2)) + delta erfc(mu/(2 sqrt 2))``
-    (relative error <= 4 ulp, no cancellation for small mu).  SPEC A.11.
+    (relative error <= 4 ulp, no cancellation for small mu).  See the paper's Appendix H.4
+    and docs/tradeoff.md.
     """
     return call("gaussian_max_gap", mu=mu, delta=delta)
 
@@ -159,7 +163,7 @@ def sep_gaussian(mu: ArrayLike, delta: ArrayLike = 0.0, convention: str = "eucli
     ``sep(f) = max_a min_g ||(a, f(a)) - (g, 1 - g)||_2 = max_a (1 - a - f(a))/sqrt(2)``
     (``convention="euclidean"``, default).  ``convention="text"`` divides the gap by 2,
     mirroring the printed text of the paper's H.4 (which has almost certainly lost a
-    square root; SPEC A.11 note).
+    square root; docs/tradeoff.md discusses both readings).
     """
     scale = _sep_scale(convention)
     return _out(np.asarray(gaussian_max_gap(mu, delta)) / scale)
@@ -170,7 +174,9 @@ def sep(
     convention: str = "euclidean",
     grid: ArrayLike | None = None,
 ) -> float:
-    """Separation ``max_a (1 - a - f(a))/sqrt(2)`` of a trade-off function (SPEC A.11).
+    """Separation ``max_a (1 - a - f(a))/sqrt(2)`` of a trade-off function.
+
+    Defined in the paper's Section 4; see docs/tradeoff.md.
 
     Parameters
     ----------
@@ -202,10 +208,11 @@ def sep(
 
 
 def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: bool = False) -> Any:
-    """CLT trade-off integral of random allocation (SPEC A.8) -- an APPROXIMATION, not a bound.
+    """CLT trade-off integral of random allocation -- an APPROXIMATION, not a bound.
 
     ``f(a) = int Phi(x sqrt(M/(M-1)) - A(z)) n(z) dz`` with ``x = Phi^{-1}(1 - a)``,
-    ``A(z) = (e^{z/sigma + 1/(2 sigma^2)} - 1)/sqrt((M-1)(e^{1/sigma^2} - 1))``.
+    ``A(z) = (e^{z/sigma + 1/(2 sigma^2)} - 1)/sqrt((M-1)(e^{1/sigma^2} - 1))``
+    (the paper's Appendix E.2/E.3; derivation in docs/tradeoff.md).
 
     Parameters
     ----------
@@ -233,13 +240,13 @@ def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: b
     Notes
     -----
     At moderate M this curve is a worse approximation of the true random-allocation
-    curve than plain ``G_mu`` (SPEC A.10); prefer :func:`tradeoff_edgeworth`.
+    curve than plain ``G_mu`` (Monte Carlo in docs/tradeoff.md); prefer :func:`tradeoff_edgeworth`.
     """
     return call("tradeoff_clt_truncated" if truncated else "tradeoff_clt", a=a, sigma=sigma, rounds=rounds)
 
 
 def tradeoff_clt_slope(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any:
-    """Derivative ``f'(a)`` of the (untruncated) CLT curve (SPEC A.8).
+    """Derivative ``f'(a)`` of the (untruncated) CLT curve (docs/tradeoff.md).
 
     ``f'(a) = -sqrt(M/(M-1))/n(x) int n(x sqrt(M/(M-1)) - A(z)) n(z) dz``, formed with
     the ratio ``n(.)/n(x)`` in the exponent so nothing under/overflows; relative error
@@ -250,12 +257,13 @@ def tradeoff_clt_slope(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
 
 
 def tradeoff_edgeworth(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any:
-    """Edgeworth-corrected trade-off integral (SPEC A.9, Theorem 4.1) -- an APPROXIMATION.
+    """Edgeworth-corrected trade-off integral -- an APPROXIMATION.
 
     ``f(a) = int Phi(p_{M-1}(p_M^{-1}(x) sqrt(M/(M-1)) - A(z))) n(z) dz`` with the
     Edgeworth polynomial ``p_n(y) = y - c_n(y^2-1) - d_n(y^3-3y) + c_n^2(4y^3-7y)``,
     ``c_n = gamma1/(6 sqrt n)``, ``d_n = gamma2/(24 n)`` (skewness and excess kurtosis of
-    the lognormal likelihood ratio).
+    the lognormal likelihood ratio); the paper's Theorem 4.1 and Appendix H, derivation in
+    docs/tradeoff.md.
 
     Returns
     -------
@@ -271,7 +279,7 @@ def tradeoff_edgeworth(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     -----
     The expansion is asymptotic in M: when ``gamma1/sqrt(M)`` is not small (e.g. sigma
     <= 0.5 with M ~ 1e3) the polynomial is far from the identity and the value is not a
-    meaningful approximation even where it is defined.  Monte Carlo (SPEC A.10 and
+    meaningful approximation even where it is defined.  Monte Carlo (docs/tradeoff.md and
     tests/test_tradeoff_mc.py) shows it tracks the true curve where G_mu and the CLT
     integral do not, e.g. at M = 100, sigma = 2.
     """
@@ -307,7 +315,8 @@ def tradeoff_lower_bound(
     -------
     float or ndarray
         The bound where Theorem 3.1 is valid (M >= 3, sigma^2 ln M >= 3 and condition (2)
-        evaluated at delta_min, SPEC A.6); NaN where it is not -- never silently.
+        evaluated at delta_min, the reading explained in docs/theorem31.md); NaN where it is
+        not -- never silently.
     """
     coefficient = check_choice("coefficient", coefficient, ("exact", "simplified"))
     return call(f"tradeoff_lower_bound_{coefficient}", a=a, sigma=sigma, rounds=rounds)
@@ -333,7 +342,7 @@ def gdp_delta(eps: ArrayLike, mu: ArrayLike) -> Any:
         ``u = mu/2 - eps/mu``, ``v = u - mu`` (using ``e^eps n(v) = n(u)``): no overflow of
         ``e^eps``, no underflow of the two Phi's, right down to subnormal delta.  Relative
         error <= 1e-13 against mpmath for mu >= 0.1 and delta >= 1e-300 (the
-        conditioning ``|u|/mu`` of the difference enters for smaller mu).  SPEC A.11.
+        conditioning ``|u|/mu`` of the difference enters for smaller mu).  See docs/tradeoff.md.
     """
     return call("gdp_delta", eps=eps, mu=mu)
 
@@ -364,7 +373,7 @@ def gdp_mu_random_allocation(sigma: ArrayLike, rounds: ArrayLike, epochs: ArrayL
 def gdp_mu_poisson(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
     """Bu et al. (2019) CLT mu of Poisson-subsampled Gaussian: ``p sqrt(T (e^{1/sigma^2} - 1))``.
 
-    Asymptotic (p sqrt(T) -> const), not a bound.  SPEC A.11.
+    Asymptotic (p sqrt(T) -> const), not a bound.  See docs/tradeoff.md.
     """
     return call("gdp_mu_poisson", sigma=sigma, sample_rate=sample_rate, steps=steps)
 
@@ -374,7 +383,7 @@ def gdp_mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLik
 
     Its ratio to :func:`gdp_mu_poisson` tends to sqrt 2 as sigma -> 0 and to 1 as
     sigma -> inf.  Computed without cancellation for large sigma (relative error
-    <= 1e-14, tested).  Asymptotic, not a bound.  SPEC A.11.
+    <= 1e-14, tested).  Asymptotic, not a bound.  See docs/tradeoff.md.
     """
     return call("gdp_mu_poisson_drs", sigma=sigma, sample_rate=sample_rate, steps=steps)
 

@@ -2,14 +2,17 @@
 
 Base mechanisms (:func:`gaussian`, :func:`laplace`, :func:`randomized_response`),
 subsampling without replacement (:func:`subsampled_gaussian_wor`, :func:`subsampled_wor`:
-WBK19 Theorem 9, the improved Pearson-Vajda bound, the lower bound, Corollary-10
-interpolation), the Poisson-subsampled Gaussian (:func:`poisson_gaussian`, exact or
-library-compatible at fractional orders), conversions (:func:`epsilon`, :func:`delta`),
+Theorem 9, the improved Pearson-Vajda bound, the lower bound and Corollary-10
+interpolation of "Subsampled Rényi Differential Privacy and Analytical Moments
+Accountant", Wang, Balle and Kasiviswanathan 2019, "WBK19" below), the
+Poisson-subsampled Gaussian (:func:`poisson_gaussian`, exact or library-compatible at
+fractional orders), conversions (:func:`epsilon`, :func:`delta`),
 the analytical moments accountant (:class:`RDPAccountant`), and optimal Gaussian noise for
 hybrid clipping with coordinate-wise and twice sampling (:func:`hybrid_noise`,
 :func:`hypercube_noise`, :func:`coordinatewise_poisson`, :func:`twice_sampling`,
 :func:`poisson_general`; "Geometry of Sensitivity: Twice Sampling and Hybrid Clipping in
 Differential Privacy with Optimal Gaussian Noise and Application to Deep Learning").
+The formulas, their sources and how each is checked: docs/rdp.md.
 
 Neighbouring relations: the without-replacement bounds are for REPLACE-ONE
 neighbours, so their ``sigma`` is noise std / replace-one sensitivity -- 2C for a sum of

@@ -1,9 +1,10 @@
-"""The analytical moments accountant (seed 001 section 3.3; SPEC Part B section 8).
+"""The analytical moments accountant (docs/rdp.md).
 
-Composition is kept symbolically as (mechanism, count) pairs; the composed RDP curve
-sum_i c_i eps_i(alpha) is evaluated only at the orders that the 1-D search asks for.
-Every order gives a valid (eps, delta) bound, so the search can only make the result
-tighter, never invalid.
+The accountant of section 3.3 of "Subsampled Rényi Differential Privacy and Analytical
+Moments Accountant".  Composition is kept symbolically as (mechanism, count) pairs; the
+composed RDP curve sum_i c_i eps_i(alpha) is evaluated only at the orders that the 1-D
+search asks for.  Every order gives a valid (eps, delta) bound, so the search can only
+make the result tighter, never invalid.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class RDPAccountant(PrivacyAccountant):
         over exactly those orders (``"default"`` = TF-Privacy/dp-accounting's list), for
         like-for-like comparison with peers.
     conversion : {"improved", "classic"}
-        RDP -> (eps, delta) conversion (SPEC B.7).  "improved" (Balle et al. 2020) is never
+        RDP -> (eps, delta) conversion (docs/rdp.md).  "improved" (Balle et al. 2020) is never
         worse than "classic" (Mironov 2017).
     max_order : float
         Largest order considered by the continuous search (default 1e4).
@@ -69,7 +70,7 @@ class RDPAccountant(PrivacyAccountant):
     -----
     Mechanisms under different neighbouring relations (Poisson: add/remove; without
     replacement: replace-one) must not be mixed in one guarantee; the accountant does not
-    police this (SPEC B.0).
+    police this (docs/rdp.md, neighbouring relations).
     """
 
     def __init__(self, orders: None | str | Iterable[float] = None, conversion: str = "improved",
@@ -226,7 +227,8 @@ class RDPAccountant(PrivacyAccountant):
         j = int(np.searchsorted(grid, best_a))
         lo_a = float(grid[max(j - 1, 0)])
         hi_a = float(grid[min(j + 1, grid.size - 1)])
-        # golden-section on [lo_a, hi_a] (the objective is quasi-convex in alpha; seed 001 Sec. 3.3)
+        # golden-section on [lo_a, hi_a] (the objective is quasi-convex in alpha: section 3.3 of the
+        # analytical moments accountant paper)
         x1 = hi_a - _GOLDEN * (hi_a - lo_a)
         x2 = lo_a + _GOLDEN * (hi_a - lo_a)
         f1, f2 = float(obj(np.array([x1]))[0]), float(obj(np.array([x2]))[0])
@@ -258,7 +260,7 @@ class RDPAccountant(PrivacyAccountant):
     def get_epsilon(self, delta: float, return_order: bool = False) -> float | tuple[float, float]:  # type: ignore[override]
         """Smallest eps such that the composition is (eps, delta)-DP per the RDP conversion.
 
-        Minimises the conversion objective over alpha (SPEC B.7-B.8); any order gives a
+        Minimises the conversion objective over alpha (docs/rdp.md); any order gives a
         valid bound, so an imperfect search can only loosen, never invalidate, the result.
         """
         d = float(V.check_open_unit("delta", delta))

@@ -1,10 +1,11 @@
-"""Mechanism descriptions for :class:`dpbounds.rdp.RDPAccountant` (SPEC Part B section 8).
+"""Mechanism descriptions for :class:`dpbounds.rdp.RDPAccountant` (docs/rdp.md).
 
 A mechanism is an immutable description with a vectorised ``rdp(alpha)`` (alpha a float
 array, every element in [1, inf]) and a hashable ``key`` so that the accountant can merge
 identical mechanisms symbolically.  Integer-order bounds (the without-replacement bounds)
 keep a per-object table of their integer-order curve and interpolate the CGF in between
-(Corollary 10), so repeated evaluations cost O(1) per order.
+(Corollary 10 of "Subsampled Rényi Differential Privacy and Analytical Moments
+Accountant"), so repeated evaluations cost O(1) per order.
 """
 from __future__ import annotations
 
@@ -105,7 +106,10 @@ class RandomizedResponse(Mechanism):
 
 
 class PoissonGaussian(Mechanism):
-    """Poisson-subsampled Gaussian (rate ``q``, add/remove neighbours, SPEC B.6).
+    """Poisson-subsampled Gaussian (rate ``q``, add/remove neighbours).
+
+    The moments are those of Mironov, Talwar and Zhang, "Rényi Differential Privacy of the
+    Sampled Gaussian Mechanism" (2019); derivation and the two modes in docs/rdp.md.
 
     ``mode="exact"`` evaluates the exact divergence at real orders; ``"compat"`` uses the
     |C(a,i)| series of TF-Privacy / dp-accounting / Opacus at fractional orders.
@@ -176,7 +180,10 @@ def _rdp_alpha_max() -> float:
 
 
 class SubsampledGaussianWOR(_IntegerTable):
-    """Gaussian on a without-replacement subsample (ratio ``gamma``), replace-one (SPEC B.2-B.5).
+    """Gaussian on a without-replacement subsample (ratio ``gamma``), replace-one.
+
+    Bounds of "Subsampled Rényi Differential Privacy and Analytical Moments Accountant"
+    (Theorem 9, Theorem 27 and a lower bound); see docs/rdp.md.
 
     ``sigma`` is noise std / replace-one sensitivity (2C for a clipped sum with clip norm C).
     ``bound``: ``"improved"`` (Theorem 27, Pearson-Vajda; default), ``"theorem9"`` or
