@@ -181,13 +181,16 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     z = lam[:, None] * y[None, :]
     # e^{-z} - 1 + z, series for small z (Horner: numpy's z ** 3 goes through pow, ~2x slower)
     # (each branch evaluated only where it is taken: the same values as np.where of both)
-    g = np.expm1(-np.minimum(z, 700)) + z
     sm = z < 0.1
+    g = np.empty_like(z)
     zs = z[sm]
     acc = np.full_like(zs, _NEG_EXP_SERIES[-1])
     for c in _NEG_EXP_SERIES[-2::-1]:
-        acc = acc * zs + c
+        acc *= zs
+        acc += c
     g[sm] = zs * zs * acc
+    zl = z[~sm]
+    g[~sm] = np.expm1(-np.minimum(zl, 700)) + zl
     q = g @ nu
     # log E e^{-lam Y} by log-sum-exp (used where E e^{-lam Y} - 1 < -0.05)
     lw = np.log(nu)[None, :] - z
