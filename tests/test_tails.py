@@ -71,3 +71,112 @@ def test_upper_tail_minimiser_search_is_the_table_minimum(sigma: float, far: boo
     for n in (1.0, 9.0, 99.0, 1e4, 1e9):
         got = _tails.upper_tail_h0(sigma, n, x, far)
         assert np.array_equal(got, _upper_h0_whole_table(sigma, n, x, far)), (n, far)
+
+
+_EPS = 2.0 ** -52
+
+
+def _log_mgf_plus_lam(sigma: float, lam: float) -> tuple[mp.mpf, mp.mpf]:
+    """(log E e^{-lam Y} + lam, log E e^{-lam Y}) by mpmath quadrature over the real line.
+
+    The integrand e^{h(u)}, h(u) = -lam e^{s u + m} - u^2 / 2, is log-concave with h'' <= -1, so
+    beyond 40 of its peak u* it is below e^{-800} of the peak: the quadrature on u* +- 40, split at
+    the peak, is the whole real line's integral to the working precision.  The precision grows as
+    lam shrinks (log E e^{-lam Y} + lam ~ lam^2 e^{s^2} / 2 is a difference of numbers near 1)."""
+    dps = 30 + 2 * max(0, int(-math.log10(lam)) + 1)
+    with mp.workdps(dps):
+        s = mp.mpf(1) / sigma
+        m = -s * s / 2
+        L = mp.mpf(lam)
+        u_pk = -mp.lambertw(L * s * s * mp.exp(m)).real / s  # h'(u) = -L s e^{s u + m} - u = 0
+        h_pk = -L * mp.exp(s * u_pk + m) - u_pk * u_pk / 2
+        val, err = mp.quad(lambda u: mp.exp(-L * mp.exp(s * u + m) - u * u / 2 - h_pk),
+                           [u_pk - 40, u_pk - 10, u_pk, u_pk + 10, u_pk + 40], error=True)
+        log_mgf = h_pk + mp.log(val) - mp.log(2 * mp.pi) / 2
+        # the quadrature's own error estimate: far below a double's resolution of the result
+        assert err < mp.mpf(10) ** -20 * val * abs(log_mgf + L), (sigma, lam, err)
+        return log_mgf + L, log_mgf
+
+
+@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0])
+def test_lower_log_mgf_is_an_upper_bound(sigma: float) -> None:
+    # The lower-tail Chernoff bound is exp(lam x + n (log E e^{-lam Y} + lam)): the stored
+    # exponent (n = 1) must not be below the true one beyond rounding, at every lam of the table
+    # up to the largest (1e3), where the mass of e^{-lam Y} lies far in the left tail for sigma
+    # >= 3 (the peak of the integrand reaches u ~ -19 near sigma = 19).  Rounding: 16 ulps of the
+    # numbers the stored value is formed from (q on the series path, log E e^{-lam Y} and lam on
+    # the log path, which cancel); the differences seen are up to 9 ulps, of either sign.
+    lam, q, _, _, _, qlog = _tails._mgf_tables(sigma, False)
+    expo = _tails._lower_exponent(float(sigma), 1.0)
+    for il in [0, 15, 30, 45, 60, 66, 72, 78, 84, 87, lam.size - 1]:
+        ref, log_mgf = _log_mgf_plus_lam(sigma, float(lam[il]))
+        series = abs(q[il] - lam[il]) < 0.05
+        scale = max(abs(q[il]), abs(float(ref))) if series else abs(float(log_mgf)) + lam[il]
+        assert expo[il] >= float(ref) - 16 * _EPS * scale, (sigma, lam[il], expo[il], ref)
+        # and a bound, not a loose one: the grid and the remainder bounds are sized so that
+        # nothing beyond rounding is added
+        assert expo[il] <= float(ref) + 16 * _EPS * scale, (sigma, lam[il], expo[il], ref)
+
+
+def _lower_tail_exact(sigma: float, n: int, c: float) -> mp.mpf:
+    """P[Y_1 + ... + Y_n <= c] for n = 1 (closed form) and n = 2 (mpmath quadrature over Y_1)."""
+    s = mp.mpf(1) / sigma
+    m = -s * s / 2
+    c_ = mp.mpf(c)
+    u_c = (mp.log(c_) - m) / s  # Y <= c  <=>  u <= u_c
+    if n == 1:
+        return mp.ncdf(u_c)
+
+    def f(u: mp.mpf) -> mp.mpf:
+        r = c_ - mp.exp(s * u + m)
+        return mp.ncdf((mp.log(r) - m) / s) * mp.npdf(u) if r > 0 else mp.mpf(0)
+
+    u_half = (mp.log(c_ / 2) - m) / s  # the integrand peaks near Y_1 = Y_2 = c / 2
+    return mp.quad(f, [u_c - 40, u_half - 5, u_half, (u_half + u_c) / 2, u_c])
+
+
+@pytest.mark.parametrize("sigma", [3.0, 5.0, 10.0])
+def test_lower_tail_bound_above_exact_deep_probability(sigma: float) -> None:
+    # Deep lower tails, where the minimising lam of the Chernoff bound is 30 ... 1e3 (the table's
+    # largest) or beyond it: at c = n y(u*_lam), u*_lam the peak of e^{-lam Y} phi(u).  The bound
+    # there was below the exact probability at sigma = 5 and 10 (by e^{-3} ... e^{-93}) while the
+    # transform stopped at u = -12.
+    mp.mp.dps = 30
+    s = 1.0 / sigma
+    m = -0.5 * s * s
+    checked = 0
+    for lam in (30.0, 300.0, 1000.0, 3000.0):
+        u_pk = -float(mp.lambertw(lam * s * s * math.exp(m)).real) / s
+        y_pk = math.exp(s * u_pk + m)
+        for n in (1, 2):
+            c = n * y_pk
+            bound = float(_tails.lower_tail_h0(sigma, float(n), [c - n])[0])
+            exact = _lower_tail_exact(sigma, n, c)
+            assert 0.0 < float(exact) <= bound < 1.0, (sigma, lam, n, bound, exact)
+            checked += 1
+    assert checked == 8
+
+
+@pytest.mark.parametrize("sigma", [0.5, 5.0])
+def test_upper_mgf_table_is_an_upper_bound(sigma: float) -> None:
+    # One-sided at rounding level, where the node series meets expm1 (lam y ~ 1e-3): stopped after
+    # z^4 / 4!, the series for e^z - 1 - z was 1.7e-11 low there (at sigma = 5, b = 44.7,
+    # lam = 1e-3 the table was 4.7e-12 below the integral).  Rounding: the node sums run over
+    # ~10^4 positive terms in sequence, N eps ~ 1e-12 relative.
+    mp.mp.dps = 30
+    lam, _, b, _, D2, _ = _tails._mgf_tables(sigma, False)
+    s = mp.mpf(1) / sigma
+    checked = 0
+    for ib in (0, 8):
+        B = mp.mpf(b[ib])
+        xb = (mp.log(B) + s * s / 2) / s
+        pts = mp.linspace(-40, xb, 80)  # the Gaussian mass below -40 is < 1e-349
+        for il in np.nonzero((lam * b[ib] >= 1e-4) & (lam * b[ib] <= 30.0))[0][::3]:
+            L = mp.mpf(lam[il])
+            below = mp.quad(lambda x: mp.npdf(x) * (mp.expm1(L * mp.exp(s * x - s * s / 2))
+                                                    - L * mp.exp(s * x - s * s / 2)),
+                            pts, method="gauss-legendre")
+            ref = below + mp.ncdf(-xb) * mp.expm1(L * B) - L * mp.ncdf(s - xb)
+            assert D2[ib, il] >= float(ref) - 1e-12 * abs(float(ref)), (ib, il, D2[ib, il], ref)
+            checked += 1
+    assert checked >= 8

@@ -52,12 +52,115 @@ _GL12_X, _GL12_W = np.polynomial.legendre.leggauss(12)
 _LOG_1EM4 = math.log(1e-4)
 
 
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+# e^z - 1 - z <= z^2 / 2 + z^3 / 6 + z^4 / 24 + z^5 / 119 for 0 <= z < 1e-3: the terms from z^5 on
+# sum to at most z^5 e^z / 120 (the series stopped at z^4 fell short by up to z^3 / 60 relative,
+# 1.7e-11, the wrong side for an upper bound)
+_EXPM1_MINUS_X5 = 1.0 / 119.0
+# e^{-z} - 1 + z = sum_{k >= 2} (-z)^k / k!, stopped after z^10 / 10! for 0 <= z < 0.1: the
+# terms alternate and shrink, so this is an upper bound, and within 1e-17 relative; above 0.1
+# expm1(-z) + z loses at most ~2 eps / z to cancellation.  (Stopped after z^4 / 4! below 1e-3, as
+# it was, it ran up to 1.7e-11 high there and up to 4e-13 either way just above.)
+_NEG_EXP_SERIES = tuple((-1.0) ** k / math.factorial(k) for k in range(2, 11))
+# The lower-tail grid starts where the integrand of E e^{-lam_max Y} is below e^{-40} of its peak
+# (by then the bound on the rest, added to the transform, is below its double resolution)
+_LOWER_DROP = 40.0
+
+
+def _lower_nodes(s: float, m: float, lam_max: float, hu: float) -> FArr:
+    """Nodes of the lower-tail transform: step hu from u_lo to below 12 + 2s, u_lo = -12 unless
+    the integrand of E e^{-lam Y} (Y = e^{s u + m}, u ~ N(0, 1)) still has mass there.
+
+    Its log, h(u) = -lam e^{s u + m} - u^2 / 2 (+ const), is concave with its peak u* < 0 moving
+    left as lam grows: to u* ~ -19 at lam = 1e3, sigma ~ 19 (the grid's old start, -12, missed
+    most of the mass from sigma ~ 3 on).  u_lo is put below the point where h has dropped by
+    _LOWER_DROP from its peak at lam_max; the drop at u_lo is at least as large for every smaller
+    lam (its derivative in lam is y(u_lo) - y(u*_lam) < 0).  The grid stays -12 + k hu."""
+    n_right = int(math.ceil((12.0 + 2.0 * s + 12.0) / hu))  # the count of np.arange(-12, 12 + 2s, hu)
+
+    def h(v: float) -> float:
+        return -lam_max * math.exp(s * v + m) - 0.5 * v * v
+
+    # peak: h'(u) = -lam s e^{s u + m} - u, decreasing, < 0 at 0 and >= 0 at -max(1, lam s)
+    lo, hi = -max(1.0, lam_max * s), 0.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if -lam_max * s * math.exp(s * mid + m) - mid > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    u_pk = lo
+    target = h(u_pk) - _LOWER_DROP
+    k_ext = 0
+    if u_pk <= -12.0 or h(-12.0) > target:  # the drop left of the peak is reached below -12
+        # h(u_pk - d) <= h(u_pk) - d^2 / 2 (h'' <= -1): the crossing lies within sqrt(2 drop)
+        lo, hi = u_pk - math.sqrt(2.0 * _LOWER_DROP), u_pk
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            if h(mid) > target:
+                hi = mid
+            else:
+                lo = mid
+        k_ext = int(math.ceil((-12.0 - lo) / hu))
+    # k hu from the start (np.arange's second-minus-first spacing is hu (1 + 1.4e-14), which the
+    # weights hu did not follow: a systematic 1.4e-14 relative deficit of the transform)
+    return np.asarray((-12.0 - k_ext * hu) + hu * np.arange(k_ext + n_right), dtype=np.float64)
+
+
+def _lower_remainders(s: float, m: float, lam: FArr, u_lo: float, u_hi: float) -> tuple[FArr, FArr]:
+    """Upper bounds on the trapezoid nodes beyond [u_lo, u_hi] of q = E[e^{-lam Y} - 1 + lam Y]
+    (linear) and of E e^{-lam Y} (log); the nodes are u_lo + k hu, u_lo <= -12, u_hi >= 12 + 2s - hu.
+
+    The trapezoid sum over all k of these entire integrands is the integral up to terms of order
+    e^{-2 pi d / hu} (Poisson summation; d = pi / (3 s), inside the strip where Re Y > 0, gives
+    e^{-65} or less at hu <= min(0.05, sigma / 10)): the truncated sum plus these bounds is the
+    transform to rounding or above (tested against mpmath).  Where the integrand is monotone
+    beyond an end, the nodes there sum to at most the integral beyond it:
+      - q, both ends: e^{-z} - 1 + z <= min(z, z^2 / 2), and y phi(u) = phi(u - s),
+        y^2 phi(u) = e^{s^2} phi(u - 2 s) (decreasing beyond u_hi > 2s; the whole integrand
+        increases below u_lo < 0): min(lam Phi(c - s), lam^2 / 2 e^{s^2} Phi(c - 2 s)) at the
+        left end c = u_lo, the same with Phi(s - u_hi), Phi(2s - u_hi) at the right end.
+      - E e^{-lam Y}, right end: e^{-lam y} phi <= e^{-lam y(u_hi)} phi, decreasing:
+        e^{-lam y(u_hi)} Phi(-u_hi).
+      - E e^{-lam Y}, left end: the integrand is <= phi, increasing: Phi(u_lo); and where its
+        log h (concave) still rises at u_lo, the tangent there bounds it:
+        e^{h(u_lo)} / h'(u_lo), h' = -lam s y - u.
+    Phi(-t) <= phi(t) / t (t > 0) throughout, in logs (no underflow, no ndtr needed)."""
+    with np.errstate(divide="ignore"):
+        llam = np.log(lam)
+    lphi_lo = -0.5 * u_lo * u_lo - _LOG_SQRT_2PI
+    lphi_hi = -0.5 * u_hi * u_hi - _LOG_SQRT_2PI
+
+    def lmills(c: float) -> float:  # log of the bound phi(c) / |c| >= Phi(c), c < 0
+        return -0.5 * c * c - _LOG_SQRT_2PI - math.log(-c)
+
+    ss = s * s
+    q_left = np.minimum(llam + lmills(u_lo - s), 2.0 * llam - math.log(2.0) + ss + lmills(u_lo - 2.0 * s))
+    q_right = np.minimum(llam + lmills(s - u_hi), 2.0 * llam - math.log(2.0) + ss + lmills(2.0 * s - u_hi))
+    q_rem = np.exp(q_left) + np.exp(q_right)
+    ly_lo = lam * math.exp(s * u_lo + m)
+    dh = -s * ly_lo - u_lo  # h'(u_lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tangent = np.where(dh > 0.0, lphi_lo - ly_lo - np.log(np.where(dh > 0.0, dh, 1.0)), np.inf)
+    left = np.minimum(tangent, lphi_lo - math.log(-u_lo))
+    right = lphi_hi - lam * math.exp(s * u_hi + m) - math.log(u_hi)
+    return (np.asarray(q_rem, dtype=np.float64),
+            np.asarray(np.logaddexp(left, right), dtype=np.float64))
+
+
 @memoize("tail tables", maxsize=32)
 def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
     """Tables for the tail bounds (depend on sigma only).
 
     Returns lam (L,), lower q(lam) = E[e^{-lam Y} - 1 + lam Y] (L,),
-    b (B,), Q_b = P[Y > b] (B,), D2(b, lam) = E[e^{lam min(Y,b)}] - 1 - lam (B, L).
+    b (B,), Q_b = P[Y > b] (B,), D2(b, lam) = E[e^{lam min(Y,b)}] - 1 - lam (B, L),
+    log E[e^{-lam Y}] (L,).  q, D2 and the log are upper bounds or exact to rounding (the parts of
+    the transforms beyond their grids are bounded and added): the Chernoff bounds built on them
+    are bounds.
     ``far=True`` adds truncation levels b up to P[Y > b] ~ 1e-300 and lam down to 30 / b_max, so
     that the upper tail bound keeps decaying far beyond 1e6 (the default table's floor is
     n P[Y > 1e6], e.g. 3e-3 at sigma = 0.3, n = 1e6); used for the tails of E > 1 lattices.
@@ -72,21 +175,32 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
                                           max(2 * int(math.ceil(log10_bmax)) - 20, 0)), lam])
     # lower-tail transform, trapezoid on the real line (smooth, double-exponential decay)
     hu = min(0.05, sigma / 10)
-    u = np.arange(-12.0, 12.0 + 2 * s, hu)
+    u = _lower_nodes(s, m, float(lam[-1]), hu)
     nu = np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi) * hu
     y = np.exp(s * u + m)
     z = lam[:, None] * y[None, :]
     # e^{-z} - 1 + z, series for small z (Horner: numpy's z ** 3 goes through pow, ~2x slower)
     # (each branch evaluated only where it is taken: the same values as np.where of both)
-    g = np.expm1(-np.minimum(z, 700)) + z
-    sm = z < 1e-3
+    sm = z < 0.1
+    g = np.empty_like(z)
     zs = z[sm]
-    g[sm] = zs * zs * (0.5 - zs * (1.0 / 6.0 - zs * (1.0 / 24.0)))
+    acc = np.full_like(zs, _NEG_EXP_SERIES[-1])
+    for c in _NEG_EXP_SERIES[-2::-1]:
+        acc *= zs
+        acc += c
+    g[sm] = zs * zs * acc
+    zl = z[~sm]
+    g[~sm] = np.expm1(-np.minimum(zl, 700)) + zl
     q = g @ nu
     # log E e^{-lam Y} by log-sum-exp (used where E e^{-lam Y} - 1 < -0.05)
     lw = np.log(nu)[None, :] - z
     lmx = np.max(lw, axis=1)
     qlog = lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1))
+    # the nodes beyond the grid's ends, bounded from above: both are upper bounds (see
+    # _lower_remainders), so the Chernoff bounds built on them stay bounds
+    q_rem, qlog_rem = _lower_remainders(s, m, lam, float(u[0]), float(u[-1]))
+    q = q + q_rem
+    qlog = np.logaddexp(qlog, qlog_rem)
     # upper-tail truncated transform: Gauss-Legendre panels on [-12, u_b]
     b = np.unique(np.concatenate([np.logspace(0.2, 6, 17), [1.25, 1.5, 2.0, 3.0]]))
     if far and log10_bmax > 6.5:
@@ -135,11 +249,12 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     lb = lam[None, :] * b[:, None]  # (B, L); y <= b on every node of level b
     ok = lb <= 30.0
     # rows with lam b < 1e-3 take the series branch on every node (lam y <= lam b): the node sum
-    # of lam^2 y^2 / 2 + lam^3 y^3 / 6 + lam^4 y^4 / 24 is a combination of three node moments
+    # of lam^2 y^2 / 2 + lam^3 y^3 / 6 + lam^4 y^4 (1 / 24 + lam b / 119) (the series, see
+    # _EXPM1_MINUS_X5, with y^5 <= b y^4) is a combination of three node moments
     ser = lb < 1e-3
     l2 = lam * lam
-    sum_ser = l2[None, :] * (0.5 * mom[0][:, None] + lam[None, :] * (mom[1][:, None] / 6.0
-                                                                    + lam[None, :] * mom[2][:, None] / 24.0))
+    sum_ser = l2[None, :] * (0.5 * mom[0][:, None] + lam[None, :] * (
+        mom[1][:, None] / 6.0 + lam[None, :] * mom[2][:, None] * (1.0 / 24.0 + lb * _EXPM1_MINUS_X5)))
     Ssum = np.where(ser, sum_ser, 0.0)
     for i in range(b.size):
         rows = np.nonzero(ok[i] & ~ser[i])[0]
@@ -149,11 +264,17 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
             gg = np.expm1(zz) - zz
             sm = zz < 1e-3
             zs = zz[sm]
-            gg[sm] = zs * zs * (0.5 + zs * (1.0 / 6.0 + zs * (1.0 / 24.0)))
+            gg[sm] = zs * zs * (0.5 + zs * (1.0 / 6.0 + zs * (1.0 / 24.0 + zs * _EXPM1_MINUS_X5)))
             Ssum[i, rows] = gg @ w_i
     with np.errstate(over="ignore", invalid="ignore"):
         rest = Qb[:, None] * np.expm1(np.minimum(lb, 31.0)) - lam[None, :] * Tb[:, None]
-    D2 = np.where(ok, Ssum + rest, np.inf)
+    # the panels start at u = -12: below it e^{z} - 1 - z (z = lam y, increasing in u, at most
+    # lam y(-12) < lam b <= 30 on every row kept) is at most z0^2 / 2 e^{z0}, z0 = lam y(-12),
+    # over a Gaussian mass Phi(-12) <= phi(12) / 12: added, so that D2 stays an upper bound
+    z0 = np.minimum(lam * math.exp(-12.0 * s + m), 31.0)
+    with np.errstate(divide="ignore"):
+        d2_left = np.exp(2.0 * np.log(z0) - math.log(2.0) + z0 - 72.0 - _LOG_SQRT_2PI - math.log(12.0))
+    D2 = np.where(ok, Ssum + rest + d2_left[None, :], np.inf)
     return lam, q, b, Qb, D2, qlog
 
 
