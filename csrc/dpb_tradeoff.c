@@ -77,24 +77,11 @@ enum { TQ_CLT = 0, TQ_EDGEWORTH = 1, TQ_SLOPE = 2 };
 #define TQ_ZLO (-12.0)
 #define TQ_ZHI 12.0
 #define TQ_ARG_ONE 8.5        /* Phi(arg) >= 1 - 9.5e-18 above this */
-#ifndef TQ_ARG_ZERO
 #define TQ_ARG_ZERO (-8.3)    /* Phi(arg) < 5.2e-17 below this: panels further right add < 5.2e-17 in all */
-#endif
-#ifndef TQ_PANEL_TOL
 #define TQ_PANEL_TOL 1e-18
-#endif
-#ifndef TQ_KMAX
-#define TQ_KMAX 6
-#endif
-#ifndef TQ_STEP
-#define TQ_STEP 6.0
-#endif
-#ifndef TQ_STEP_SIGMA
+#define TQ_KMAX 6             /* refinement edges zc +- wz 2^k, |k| <= TQ_KMAX */
+#define TQ_STEP 6.0           /* uniform grid step min(TQ_STEP, TQ_STEP_SIGMA sigma) */
 #define TQ_STEP_SIGMA 6.0
-#endif
-#ifndef TQ_KSTEP
-#define TQ_KSTEP 1
-#endif
 #define TQ_MAXEDGES 96
 
 typedef struct {
@@ -157,16 +144,12 @@ DPB_INLINE double tq_integrand(const tq_ctx *q, double z)
         double e = tq_slope_exp(q, z) - q->off;
         return e < -745.0 ? 0.0 : exp(e);
     }
-#ifndef TQ_DPB_NDTR
     {
         /* absolute accuracy suffices inside the integral: plain erfc, exp */
         double g = tq_arg(q, z), p;
         p = (g < 0.0) ? 0.5 * erfc(-g * DPB_SQRT1_2) : 1.0 - 0.5 * erfc(g * DPB_SQRT1_2);
         return p * exp(-0.5 * z * z) * DPB_INV_SQRT2PI;
     }
-#else
-    return dpb_ndtr(tq_arg(q, z)) * dpb_normal_pdf(z);
-#endif
 }
 
 #ifdef DPB_VECMATH_SSE2
@@ -222,13 +205,12 @@ static double tq_panel(const tq_ctx *q, double lo, double hi)
 static int tq_edges(double zc, double wz, double lo, double hi, double *e)
 {
     double ref[4 * TQ_KMAX + 3];
-    int nref = 0, n = 0, k, i, j;
+    int nref = 0, n = 0, k, j;
     double g;
-    for (k = TQ_KMAX; k >= -TQ_KMAX; k -= TQ_KSTEP) ref[nref++] = zc - ldexp(wz, k);
+    for (k = TQ_KMAX; k >= -TQ_KMAX; k--) ref[nref++] = zc - ldexp(wz, k);
     ref[nref++] = zc;
-    for (k = -TQ_KMAX; k <= TQ_KMAX; k += TQ_KSTEP) ref[nref++] = zc + ldexp(wz, k);
+    for (k = -TQ_KMAX; k <= TQ_KMAX; k++) ref[nref++] = zc + ldexp(wz, k);
     e[n++] = lo;
-    i = 0;
     g = ceil(lo);
     if (g == lo) g += 1.0;
     j = 0;
@@ -240,7 +222,6 @@ static int tq_edges(double zc, double wz, double lo, double hi, double *e)
         if (!(next < hi)) break;
         if (next - e[n - 1] > 1e-12 * (1.0 + fabs(next))) e[n++] = next;
         if (n >= TQ_MAXEDGES - 1) break;
-        (void)i;
     }
     if (hi - e[n - 1] <= 1e-12 * (1.0 + fabs(hi)) && n > 1) n--;
     e[n++] = hi;
@@ -250,10 +231,7 @@ static int tq_edges(double zc, double wz, double lo, double hi, double *e)
 /* Levels of the Phi argument g(z) = x s - A(z) at which panel edges are placed
  * (the integrand changes on the scale of one unit of g near g = 0 and doubly
  * exponentially far right; geometric levels give panels of width ~sigma ln 2 there). */
-#ifndef TQ_LEVELS_CDF
-#define TQ_LEVELS_CDF 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.3, -16.0
-#endif
-static const double tq_levels_cdf[] = { TQ_LEVELS_CDF };
+static const double tq_levels_cdf[] = { 8.5, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.3, -16.0 };
 static const double tq_levels_pdf[] = { 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.0, -1.0, -2.0, -4.0, -8.0, -16.0, -32.0 };
 
 /* Sorted panel edges in [lo, hi]: the points where g(z) crosses the levels,
@@ -292,27 +270,19 @@ static int tq_edges_levels(const tq_ctx *q, const double *lev, int nlev, double 
     return n;
 }
 
-static double tq_integrate(const tq_ctx *q, double zc, double wz, double hi)
+static double tq_integrate(const tq_ctx *q, double hi)
 {
     double e[TQ_MAXEDGES], g[TQ_MAXEDGES], ev[TQ_MAXEDGES];
     double lo = TQ_ZLO, sum = 0.0;
     int n, j, first;
     if (hi > TQ_ZHI) hi = TQ_ZHI;
     if (!(hi > lo)) return 0.0;
-    if (!(wz > 0.0) || isinf(wz)) wz = 1.0;
-    if (!isfinite(zc)) zc = 0.0;
-#ifdef TQ_SPEC_EDGES
-    n = tq_edges(zc, wz, lo, hi, e);
-    for (j = 0; j < n; j++) ev[j] = DPB_NAN;
-#else
-    (void)zc; (void)wz;
     if (q->mode == TQ_SLOPE)
         n = tq_edges_levels(q, tq_levels_pdf, (int)(sizeof tq_levels_pdf / sizeof(double)), lo, hi, e, ev);
     else if (q->mode == TQ_EDGEWORTH)
         n = tq_edges_levels(q, q->ulev, q->nulev, lo, hi, e, ev);
     else
         n = tq_edges_levels(q, tq_levels_cdf, (int)(sizeof tq_levels_cdf / sizeof(double)), lo, hi, e, ev);
-#endif
     if (q->mode == TQ_SLOPE) {
         for (j = 0; j < n; j++) {
             double a = tq_A(q, e[j]);
@@ -396,7 +366,7 @@ static void tq_switch(const tq_ctx *q, double *zc, double *wz)
 double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated)
 {
     tq_ctx q;
-    double out, zc, wz, zmax = DPB_INF;
+    double out, zmax = DPB_INF;
     if (tq_setup(&q, a, sigma, rounds, &out)) return out;
     q.mode = TQ_CLT;
     if (truncated) {
@@ -405,8 +375,7 @@ double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated)
         if (!(r > -1.0)) return 0.0;
         zmax = sigma * (log(rounds) + log1p(r)) - 0.5 * q.inv_sigma;
     }
-    tq_switch(&q, &zc, &wz);
-    out = tq_integrate(&q, zc, wz, zmax);
+    out = tq_integrate(&q, zmax);
     if (out > 1.0) out = 1.0;
     if (out < 0.0) out = 0.0;
     return out;
@@ -435,7 +404,7 @@ double dpb_tradeoff_clt_slope(double a, double sigma, double rounds)
     }
     if (!isfinite(off)) off = 0.0;
     q.off = off;
-    I = tq_integrate(&q, zc, wz, DPB_INF);
+    I = tq_integrate(&q, DPB_INF);
     if (!(I > 0.0)) return 0.0 * I;     /* -0.0 or NaN */
     lg = off + log(I) + 0.5 * log1p(1.0 / q.m1) - DPB_LOG_SQRT2PI;
     if (lg > DPB_LOG_DBL_MAX) return -DPB_INF;
@@ -580,10 +549,9 @@ int dpb_edgeworth_status(double a, double sigma, double rounds)
 double dpb_tradeoff_edgeworth(double a, double sigma, double rounds)
 {
     tq_ctx q;
-    double out, zc, wz;
+    double out;
     if (ew_prepare(a, sigma, rounds, &q, &out) >= 0) return out;
-    tq_switch(&q, &zc, &wz);
-    out = tq_integrate(&q, zc, wz, DPB_INF);
+    out = tq_integrate(&q, DPB_INF);
     if (out > 1.0) out = 1.0;
     if (out < 0.0) out = 0.0;
     return out;
