@@ -83,38 +83,6 @@ double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated);
  *        a result below -DBL_MAX -> -inf without a flag. */
 double dpb_tradeoff_clt_slope(double a, double sigma, double rounds);
 
-/* Reasons why dpb_tradeoff_edgeworth returns NaN (dpb_edgeworth_status). */
-enum {
-    DPB_EW_OK = 0,
-    DPB_EW_BAD_INPUT = 1,          /* NaN, a outside [0,1], sigma <= 0, M < 3 */
-    DPB_EW_NOT_MONOTONE_AT_0 = 2,  /* p_M'(0) <= 0 or p_{M-1}'(0) <= 0: no branch through 0 */
-    DPB_EW_OUT_OF_RANGE = 4        /* Phi^{-1}(1-a) outside p_M(monotone branch) */
-};
-
-/* dpb_tradeoff_edgeworth -- Edgeworth-corrected integral of SPEC 9 (APPROXIMATION):
- *     f(a) = int Phi( p_{M-1}( p_M^{-1}(x) s - A(z) ) ) n(z) dz,
- *     p_n(y) = y - c_n (y^2 - 1) - d_n (y^3 - 3y) + c_n^2 (4y^3 - 7y),
- *     c_n = gamma1/(6 sqrt n),  d_n = gamma2/(24 n),  gamma1 = (w+2) sqrt(w-1),
- *     gamma2 = w^4 + 2w^3 + 3w^2 - 6.
- * METHOD  p_M^{-1} on the monotone branch of p_M through 0 (between the roots of the
- *         quadratic p_M', if any) by safeguarded Newton/bisection to 1 ulp; outside
- *         its branch the outer p_{M-1} is frozen at the branch end (a monotone
- *         continuation, so the integrand stays a distribution function of u);
- *         quadrature as in dpb_tradeoff_clt with panel edges where p_{M-1}(u) crosses
- *         the levels and at the two freezing points (kinks).
- * ACCURACY  absolute <= 1e-13 vs an mpmath evaluation of the same formula where
- *           c_M = gamma1/(6 sqrt M) <= 2.2 (tested; measured <= 1.2e-16).  Far outside
- *           (e.g. c_M ~ 700 at sigma = 0.37, M = 207) the cubic is so steep that only
- *           ~1e-8 is reached -- a regime where the expansion means nothing anyway.
- * NOTE    For the lognormal, p_n'(0) = 1 + 3 d_n - 7 c_n^2 > 0 always, so
- *         DPB_EW_NOT_MONOTONE_AT_0 is a safeguard that does not trigger.
- * EDGES  a = 0 -> 1, a = 1 -> 0; NaN where not invertible (see dpb_edgeworth_status). */
-double dpb_tradeoff_edgeworth(double a, double sigma, double rounds);
-/* DPB_EW_* bitmask explaining a NaN of dpb_tradeoff_edgeworth (0 = defined). */
-int dpb_edgeworth_status(double a, double sigma, double rounds);
-/* p_n(y) for the lognormal of sigma (n = number of summands); NaN for n < 1. */
-double dpb_edgeworth_p(double y, double sigma, double n);
-
 /* dpb_tradeoff_lower_bound -- max(1 - a - delta_min(sigma, M), 0) where Theorem 3.1
  * applies (condition (2) evaluated at delta_min, M >= 3, sigma^2 ln M >= 3), NaN
  * where it does not (never silently).  coefficient: DPB_COEF_SIMPLIFIED or DPB_COEF_EXACT.

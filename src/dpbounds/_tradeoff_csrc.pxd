@@ -1,11 +1,6 @@
-# Declarations of csrc/dpb_tradeoff.h and csrc/dpb_gdp.h (internal).
+# Declarations of csrc/dpb_tradeoff.h, csrc/dpb_edgeworth.h and csrc/dpb_gdp.h (internal).
 
 cdef extern from "dpb_tradeoff.h" nogil:
-    enum:
-        DPB_EW_OK
-        DPB_EW_BAD_INPUT
-        DPB_EW_NOT_MONOTONE_AT_0
-        DPB_EW_OUT_OF_RANGE
     double dpb_gaussian_tradeoff(double a, double mu)
     double dpb_f0delta_tradeoff(double a, double delta)
     double dpb_gaussian_f0delta_tradeoff(double a, double mu, double delta)
@@ -13,10 +8,17 @@ cdef extern from "dpb_tradeoff.h" nogil:
     double dpb_gaussian_max_gap(double mu, double delta)
     double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated)
     double dpb_tradeoff_clt_slope(double a, double sigma, double rounds)
+    double dpb_tradeoff_lower_bound(double a, double sigma, double rounds, int coefficient)
+
+cdef extern from "dpb_edgeworth.h" nogil:
+    enum:
+        DPB_EW_OK
+        DPB_EW_BAD_INPUT
+        DPB_EW_NOT_MONOTONE_AT_0
+        DPB_EW_OUT_OF_RANGE
     double dpb_tradeoff_edgeworth(double a, double sigma, double rounds)
     int dpb_edgeworth_status(double a, double sigma, double rounds)
     double dpb_edgeworth_p(double y, double sigma, double n)
-    double dpb_tradeoff_lower_bound(double a, double sigma, double rounds, int coefficient)
 
 cdef extern from "dpb_gdp.h" nogil:
     double dpb_normal_mills(double x)
