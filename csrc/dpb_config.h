@@ -7,6 +7,7 @@
 #ifndef DPB_CONFIG_H
 #define DPB_CONFIG_H
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -25,6 +26,9 @@
 #define DPB_NAN ((double)NAN)
 #define DPB_INF ((double)INFINITY)
 
+#define DPB_PI           3.1415926535897932384626433832795028841971693993751
+#define DPB_PI_2         1.5707963267948966192313216916397514420985846996876  /* pi/2 */
+#define DPB_2PI          6.283185307179586476925286766559005768394338798750   /* 2 pi */
 #define DPB_SQRT2PI      2.5066282746310005024157652848110452530069867406099
 #define DPB_INV_SQRT2PI  0.39894228040143267793994605993438186847585863116493
 #define DPB_LOG_SQRT2PI  0.91893853320467274178032973640561763986139747363778
@@ -35,6 +39,7 @@
 #define DPB_SQRT_8_PI    1.595769121605730711759784239737527473903 /* sqrt(8/pi) = E|Z|^3 */
 #define DPB_SQRT_2EPI    4.1327313541224929384693918842998526494455219169913 /* sqrt(2 e pi) */
 #define DPB_LN2          0.69314718055994530941723212145817656807550013436026
+#define DPB_LN4          1.3862943611198906188344642429163531361510002687205
 #define DPB_LOG_DBL_MAX  709.782712893383996732223389910657145504
 
 /* Berry-Esseen constant for i.i.d. summands (Shevtsova 2011), as used by
@@ -75,14 +80,14 @@ DPB_INLINE double dpb_mul_sat(double a, double b)
 {
     if (DPB_LIKELY(a <= 1e150 && b <= 1e150)) return a * b;   /* cannot overflow; no division on the hot path */
     if (isinf(a) || isinf(b)) return DPB_INF;
-    if (a > 1.0 && b > 1.0 && b > 1.7976931348623157e308 / a) return DPB_INF;
+    if (a > 1.0 && b > 1.0 && b > DBL_MAX / a) return DPB_INF;
     return a * b;
 }
 
 /* a/b for a >= 0, b > 0, +inf (without the overflow flag) when it exceeds DBL_MAX. */
 DPB_INLINE double dpb_div_sat(double a, double b)
 {
-    if (isinf(a) || (b < 1.0 && a > b * 1.7976931348623157e308)) return DPB_INF;
+    if (isinf(a) || (b < 1.0 && a > b * DBL_MAX)) return DPB_INF;
     return a / b;
 }
 

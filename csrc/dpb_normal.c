@@ -139,8 +139,8 @@ static double lower_quantile(double s)
     } else {
         /* x^2 = 2L - log(2 pi (2L - log(4 pi L))) with L = -log s, ~1e-4 relative */
         double L = -ls;
-        double t = 2.0 * L - log(4.0 * 3.14159265358979323846 * L);
-        x = -sqrt(2.0 * L - log(2.0 * 3.14159265358979323846 * t));
+        double t = 2.0 * L - log(4.0 * DPB_PI * L);
+        x = -sqrt(2.0 * L - log(DPB_2PI * t));
         nit = 3;
     }
     for (it = 0; it < nit; it++) {

@@ -98,6 +98,4 @@ void dpb_rdp_work_free(dpb_rdp_work *w);
 double dpb_rdp_wor_gaussian(double alpha, double sigma, double gamma, int bound,
                             dpb_rdp_work *w);
 
-#define DPB_RDP_ALPHA_MAX 1e6
-
 #endif /* DPB_RDP_WOR_H */

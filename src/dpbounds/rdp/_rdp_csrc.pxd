@@ -7,12 +7,14 @@ cdef extern from "dpb_rdp_base.h" nogil:
     double dpb_rdp_laplace_inf(double b)
     double dpb_rdp_rr_inf(double p)
 
+cdef extern from "dpb_rdp_common.h" nogil:
+    double DPB_RDP_ALPHA_MAX
+
 cdef extern from "dpb_rdp_wor.h" nogil:
     enum:
         DPB_WOR_THEOREM9
         DPB_WOR_IMPROVED
         DPB_WOR_LOWER
-    double DPB_RDP_ALPHA_MAX
     ctypedef struct dpb_rdp_work:
         long n
     double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf, const double *lfact)
