@@ -17,7 +17,10 @@ enum {
     DPB_EW_OUT_OF_RANGE = 4        /* Phi^{-1}(1-a) outside p_M(monotone branch) */
 };
 
-/* dpb_tradeoff_edgeworth -- Edgeworth-corrected integral of SPEC 9 (APPROXIMATION):
+/* dpb_tradeoff_edgeworth -- the Edgeworth-corrected integral of Theorem 4.1 and Appendix
+ * H.1/H.3 of "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation:
+ * Tight Upper and Lower Bounds" (APPROXIMATION; c_n and d_n are the standard Edgeworth
+ * coefficients of the standardised sum of n lognormal terms):
  *     f(a) = int Phi( p_{M-1}( p_M^{-1}(x) s - A(z) ) ) n(z) dz,
  *     p_n(y) = y - c_n (y^2 - 1) - d_n (y^3 - 3y) + c_n^2 (4y^3 - 7y),
  *     c_n = gamma1/(6 sqrt n),  d_n = gamma2/(24 n),  gamma1 = (w+2) sqrt(w-1),

@@ -1,7 +1,10 @@
 /*
  * dpb_gdp.h -- Gaussian differential privacy (mu-GDP) conversions and the mu of
- * subsampled Gaussian mechanisms (SPEC Part A section 11).
+ * subsampled Gaussian mechanisms (Section 4 and Theorem 4.2 of
+ * "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight
+ * Upper and Lower Bounds").
  *     delta(eps; mu) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+ * is the standard conversion of Dong, Roth and Su, "Gaussian Differential Privacy".
  * Contract: NaN in -> NaN out; mu < 0, delta outside [0, 1], sigma <= 0, ... -> quiet
  * NaN; limits are returned exactly (mu = 0 -> delta = 0 for eps >= 0; delta = 0 ->
  * eps = inf).  Accuracy figures are checked against mpmath by tests/test_tradeoff.py

@@ -1,4 +1,4 @@
-/* dpb_rdp_base.c -- see dpb_rdp_base.h.  SPEC Part B section 1. */
+/* dpb_rdp_base.c -- see dpb_rdp_base.h. */
 #include <math.h>
 #include "dpb_config.h"
 #include "dpb_rdp_common.h"

@@ -1,4 +1,4 @@
-/* dpb_rdp_convert.c -- see dpb_rdp_convert.h.  SPEC Part B section 7. */
+/* dpb_rdp_convert.c -- see dpb_rdp_convert.h. */
 #include <math.h>
 #include "dpb_config.h"
 #include "dpb_rdp_common.h"

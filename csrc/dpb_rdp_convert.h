@@ -1,6 +1,6 @@
 /*
- * dpb_rdp_convert.h -- RDP -> (eps, delta) conversion objectives at one order
- * (SPEC Part B section 7).  The conversion of a curve is the minimum of the
+ * dpb_rdp_convert.h -- RDP -> (eps, delta) conversion objectives at one order.
+ * The conversion of a curve is the minimum of the
  * objective over the orders; every single order already gives a valid bound, so
  * any subset of orders (or any optimiser) yields a valid, possibly looser, result.
  *

@@ -1,4 +1,4 @@
-/* dpb_rdp_poisson.c -- see dpb_rdp_poisson.h.  SPEC Part B sections 6, 11. */
+/* dpb_rdp_poisson.c -- see dpb_rdp_poisson.h. */
 #include <math.h>
 #include "dpb_config.h"
 #include "dpb_normal.h"

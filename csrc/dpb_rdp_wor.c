@@ -1,4 +1,4 @@
-/* dpb_rdp_wor.c -- see dpb_rdp_wor.h.  SPEC Part B sections 2-5, 11. */
+/* dpb_rdp_wor.c -- see dpb_rdp_wor.h. */
 #include <math.h>
 #include <stdlib.h>
 #include "dpb_config.h"

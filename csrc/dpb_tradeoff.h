@@ -1,6 +1,11 @@
 /*
  * dpb_tradeoff.h -- trade-off functions f(a) (type-II error at type-I error a) for
- * random allocation (SPEC Part A sections 8, 9, 11) and the Gaussian-DP pieces.
+ * random allocation and the Gaussian-DP pieces, from
+ * "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight
+ * Upper and Lower Bounds"
+ * (Gaussian and f_{0,delta} curves: Sections 2, 3.1 and Appendix H.4; CLT integral:
+ * Appendix E.2/E.3; lower bound: Theorem 3.1).  The Edgeworth-corrected curve is in
+ * dpb_edgeworth.h, the quadrature engine in dpb_quad.h.
  *
  * Notation: x = Phi^{-1}(1 - a) (computed as dpb_ndtri_complement(a)), w = e^{1/sigma^2},
  * M = rounds, s = sqrt(M/(M-1)), D = sqrt((M-1)(w-1)),
@@ -29,12 +34,17 @@ double dpb_gaussian_tradeoff(double a, double mu);
 double dpb_f0delta_tradeoff(double a, double delta);
 
 /* dpb_gaussian_f0delta_tradeoff -- (G_mu (x) f_{0,delta})(a) = (1 - delta) G_mu(a/(1 - delta))
- * for a <= 1 - delta, else 0 (SPEC 11, DERIVED).
+ * for a <= 1 - delta, else 0.  (f_{0,delta} reveals which hypothesis holds with
+ * probability delta and nothing otherwise; an optimal test of the product rejects whenever
+ * the revealing branch points to H1, at no type-I cost, and spends its level a = (1 - delta) a'
+ * on the other branch, where the pair is G_mu's: type-II error (1 - delta) G_mu(a').  The
+ * slope of this form matches Lemma H.5 of the paper.)
  * ACCURACY  that of dpb_gaussian_tradeoff plus 2 ulp.  EDGES  delta = 1 -> 0. */
 double dpb_gaussian_f0delta_tradeoff(double a, double mu, double delta);
 
 /* dpb_multi_epoch_tradeoff -- max((1 - delta)^E - a, 0): the E-fold product
- * f_{0,delta}^{(x)E} evaluated at a (SPEC 11; lower bound on f^{(x)E} when f >= f_{0,delta}).
+ * f_{0,delta}^{(x)E} evaluated at a, since f_{0,d1} (x) f_{0,d2} = f_{0,1-(1-d1)(1-d2)}
+ * (Section 3.1 and Appendix H.4 of the paper); a lower bound on f^{(x)E} when f >= f_{0,delta}.
  * METHOD  exp(E log1p(-delta)) - a.  ACCURACY  relative <= 1e-15 * (1 + E delta) for the power.
  * EDGES  delta outside [0, 1] or E < 0 -> NaN. */
 double dpb_multi_epoch_tradeoff(double a, double delta, double epochs);
@@ -44,8 +54,10 @@ double dpb_multi_epoch_tradeoff(double a, double delta, double epochs);
  * ACCURACY  relative <= 4 ulp (tested).  EDGES  mu < 0 or delta outside [0, 1] -> NaN. */
 double dpb_gaussian_max_gap(double mu, double delta);
 
-/* dpb_tradeoff_clt -- the CLT trade-off integral of SPEC 8 (an APPROXIMATION of
- * the random-allocation curve f_M, never a bound):
+/* dpb_tradeoff_clt -- the CLT trade-off integral of Appendix E.2/E.3 of the paper, without
+ * its correction term eps'_M (an APPROXIMATION of the random-allocation curve f_M, never a
+ * bound).  The threshold of the likelihood-ratio test at level a is h = 1 + x sqrt((w-1)/M)
+ * by the CLT under H0; the CLT for the M - 1 rounds without the signal then gives
  *     f(a) = int Phi(x s - A(z)) n(z) dz     (truncated = 0)
  *     f(a) = int_{-inf}^{z_max} ... dz,  z_max = sigma ln(M h) - 1/(2 sigma),
  *            h = 1 + x sqrt((w-1)/M), f = 0 if h <= 0     (truncated = 1)
@@ -57,9 +69,10 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *         panels of width ~w_z = sigma/|x s + 1/D| around the switch point z_c (g = 0)
  *         and of width ~sigma ln 2 in the doubly exponential right tail; the grid
  *         bounds the width for the n(z) factor and for the slow exponential on the left.
- *         (The SPEC 8 grid -- unit panels plus z_c +- w_z 2^k -- is 3.5x slower and
- *         misses the tail when |x s + 1/D| < 1 at small sigma and M: error 2e-11 at
- *         a = 0.499, sigma = 0.31, M = 3; it is kept under -DTQ_SPEC_EDGES.)
+ *         (The grid this replaced -- unit panels plus z_c +- w_z 2^k, |k| <= 6 -- was 3.5x
+ *         slower and missed the tail when |x s + 1/D| < 1 at small sigma and M: error
+ *         2e-11 at a = 0.499, sigma = 0.31, M = 3.  It survives only to place the slope's
+ *         exponent offset.)
  *         Panels to the left of the point where g drops below 8.5 contribute their
  *         normal mass Phi(z) in closed form (error <= Phi(-8.5) = 9.5e-18); panels whose
  *         bound Phi(g(left)) * max n * width is below 1e-18, and panels to the right of
@@ -74,8 +87,8 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *        sigma = inf or M = inf -> 1 - a (mu = 0). */
 double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated);
 
-/* dpb_tradeoff_clt_slope -- f_CLT'(a) = -s/n(x) int n(x s - A(z)) n(z) dz (SPEC 8),
- * for the untruncated curve.
+/* dpb_tradeoff_clt_slope -- f_CLT'(a) = -s/n(x) int n(x s - A(z)) n(z) dz for the
+ * untruncated curve (differentiate under the integral: dx/da = -1/n(x)).
  * METHOD  the same panels as dpb_tradeoff_clt; n(x s - A)/n(x) is formed in the
  *         exponent with a common offset so that nothing under/overflows.
  * ACCURACY  relative <= 1e-12 vs mpmath on the same box with a in [1e-12, 1 - 1e-12] (tested).
