@@ -1,6 +1,6 @@
 /*
  * dpb_exact_cf.h -- characteristic function of the per-round likelihood ratio
- * (SPEC Part A sections 1 and 10b), the kernel of the exact random-allocation accountant.
+ * (docs/accountant.md), the kernel of the exact random-allocation accountant.
  *
  *   Y  = exp(X/sigma - 1/(2 sigma^2)),  X ~ N(0,1)   (E Y = 1; the H0 summand)
  *   wY = exp(X/sigma + 1/(2 sigma^2))                (the size-biased H1 signal term, E wY = w)
@@ -19,7 +19,7 @@
  * METHOD  r(t) = int n(z) g(t v(z)) dz with v(z) = exp(z/sigma + m) - 1 and
  *         g(y) = e^{iy} - 1 - iy (Taylor series for |y| < 0.2, direct otherwise).
  *         The integrand is entire in z, so the line of integration may be shifted to
- *         z = u + i eta (SPEC 10b): with s = 1/sigma, s*eta = min(pi/2, 1.2 s) the factor
+ *         z = u + i eta (docs/accountant.md): with s = 1/sigma, s*eta = min(pi/2, 1.2 s) the factor
  *         exp(i t v) decays instead of oscillating where t e^{s u} is large.  The real line
  *         (eta = 0) is used when t s e^{s u_hi + m} <= 1/2 (no oscillation at all).
  *         Trapezoid rule on u in [-9.5, 9.5 + (2 + size_biased) s], step min(0.2, sigma/4).

@@ -5,7 +5,6 @@
 
 #define FS_B 32                 /* block length; B^2 terms share one direct sin/cos anchor */
 #define FS_G 4                  /* points evaluated per pass over the coefficients (memory traffic) */
-#define FS_TWO_PI 6.283185307179586476925286766559005768394
 #define FS_2P52 4503599627370496.0
 
 /* An AVX2 clone of the kernel, chosen at load time where the CPU has it (GCC function
@@ -27,7 +26,7 @@ static void fs_unit(double m, double q, double *re, double *im)
     dpb_two_prod(m, q, &hi, &lo);
     f = (hi - floor(hi)) + lo;   /* in (-1/2, 3/2) */
     if (f >= 0.5) f -= 1.0;
-    ang = -FS_TWO_PI * f;        /* |ang| <= pi */
+    ang = -DPB_2PI * f;        /* |ang| <= pi */
     *re = cos(ang);
     *im = sin(ang);
 }

@@ -1,7 +1,10 @@
 /*
  * dpb_lognormal.h -- moments of the per-round likelihood ratio
  *     Y = exp(X/sigma - 1/(2 sigma^2)),  X ~ N(0, 1),   E[Y] = 1,
- * and the two Berry-Esseen coefficients of Theorem 3.1 (SPEC Part A sections 2-4).
+ * and the two Berry-Esseen coefficients of Theorem 3.1 of
+ * "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight Upper
+ * and Lower Bounds" (moments: Appendix D.1; rho3: Proposition D.2; coefficients: eq. (22)
+ * and Section 3.1).
  *
  * With w = e^{1/sigma^2} and eps = w - 1 = Var Y:
  *     mu3  = (w + 2) eps^2 = (3 + eps) eps^2

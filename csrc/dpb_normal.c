@@ -43,10 +43,11 @@ double dpb_ndtr(double x)
     return subnormal_tail(x);
 }
 
-/* log(Phi(x)) for x < -20 from the asymptotic expansion of the Mills ratio:
- * Phi(x) = n(x)/|x| * (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...).  At |x| >= 20 the
- * terms fall by at least (2k+1)/400 each, so 16 terms reach 1e-19. */
-static double mills_series(double x)
+/* |x| Phi(x)/n(x) - 1 for x < -20 (log Phi there, and the subnormal Phi), summed from
+ * the asymptotic expansion of the Mills ratio: Phi(x) = n(x)/|x| * (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...).
+ * Returns the terms after the leading 1, for log1p; at |x| >= 20 they fall by at least
+ * (2k+1)/400 each, so 16 terms reach 1e-19. */
+static double scaled_mills_minus_one(double x)
 {
     double y = 1.0 / (x * x), term = 1.0, s = 0.0;
     int k;
@@ -62,7 +63,7 @@ static double log_ndtr_asymptotic(double x)
 {
     double h, l;
     dpb_two_prod(x, x, &h, &l);
-    return -0.5 * h + ((-0.5 * l - DPB_LOG_SQRT2PI - log(-x)) + log1p(mills_series(x)));
+    return -0.5 * h + ((-0.5 * l - DPB_LOG_SQRT2PI - log(-x)) + log1p(scaled_mills_minus_one(x)));
 }
 
 /* Phi(x) for -40 <= x < -37.5, where the result is subnormal.  exp(log Phi)
@@ -75,7 +76,7 @@ static double subnormal_tail(double x)
     const int k = 1000;
     double h, l, r, a;
     dpb_two_prod(x, x, &h, &l);
-    r = -0.5 * l - DPB_LOG_SQRT2PI - log(-x) + log1p(mills_series(x));
+    r = -0.5 * l - DPB_LOG_SQRT2PI - log(-x) + log1p(scaled_mills_minus_one(x));
     a = (-0.5 * h + k * ln2_hi) + (k * ln2_lo + r);
     return ldexp(exp(a), -k);
 }
@@ -139,8 +140,8 @@ static double lower_quantile(double s)
     } else {
         /* x^2 = 2L - log(2 pi (2L - log(4 pi L))) with L = -log s, ~1e-4 relative */
         double L = -ls;
-        double t = 2.0 * L - log(4.0 * 3.14159265358979323846 * L);
-        x = -sqrt(2.0 * L - log(2.0 * 3.14159265358979323846 * t));
+        double t = 2.0 * L - log(4.0 * DPB_PI * L);
+        x = -sqrt(2.0 * L - log(DPB_2PI * t));
         nit = 3;
     }
     for (it = 0; it < nit; it++) {

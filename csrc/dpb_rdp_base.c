@@ -1,7 +1,7 @@
-/* dpb_rdp_base.c -- see dpb_rdp_base.h.  SPEC Part B section 1. */
+/* dpb_rdp_base.c -- see dpb_rdp_base.h. */
 #include <math.h>
 #include "dpb_config.h"
-#include "dpb_rdp_logmath.h"
+#include "dpb_rdp_common.h"
 #include "dpb_rdp_base.h"
 
 double dpb_rdp_gaussian(double alpha, double sigma)
@@ -13,7 +13,7 @@ double dpb_rdp_gaussian(double alpha, double sigma)
         double r;
         if (sigma < 1e-154) return DPB_INF;       /* 1/(2 sigma^2) > 5e307: no overflow flag */
         r = 0.5 / sigma / sigma;                  /* no overflow for huge sigma */
-        if (r > 1.0 && alpha > 1.7976931348623157e308 / r) return DPB_INF;
+        if (r > 1.0 && alpha > DBL_MAX / r) return DPB_INF;
         return alpha * r;
     }
 }
@@ -82,7 +82,7 @@ double dpb_rdp_rr_inf(double p)
 /* log(sinh(x)) for x > 0 */
 static double log_sinh(double x)
 {
-    if (x > 20.0) return x - DPB_LOG2 + log1p(-exp(-2.0 * x));
+    if (x > 20.0) return x - DPB_LN2 + log1p(-exp(-2.0 * x));
     return log(sinh(x));
 }
 
@@ -98,8 +98,8 @@ double dpb_rdp_randomized_response(double alpha, double p)
     am1 = alpha - 1.0;
     /* log(S - 1) = log 2 + log sinh(a r/2) + log sinh((a-1) r/2) - log cosh(r/2) */
     {
-        double lc = (r > 40.0) ? 0.5 * r - DPB_LOG2 + log1p(exp(-r)) : log(cosh(0.5 * r));
-        lx = DPB_LOG2 + log_sinh(0.5 * alpha * r) + log_sinh(0.5 * am1 * r) - lc;
+        double lc = (r > 40.0) ? 0.5 * r - DPB_LN2 + log1p(exp(-r)) : log(cosh(0.5 * r));
+        lx = DPB_LN2 + log_sinh(0.5 * alpha * r) + log_sinh(0.5 * am1 * r) - lc;
     }
     return dpb_log1pexp(lx) / am1;
 }

@@ -1,6 +1,7 @@
 /*
- * dpb_rdp_base.h -- Renyi-DP curves eps(alpha) of the three base mechanisms of
- * seed 001 section 4 (Mironov 2017, Table II); SPEC Part B section 1.
+ * dpb_rdp_base.h -- Renyi-DP curves eps(alpha) of the three base mechanisms used in
+ * Section 4 of "Subsampled Renyi Differential Privacy and Analytical Moments Accountant"
+ * (Gaussian, Laplace, randomized response; Mironov 2017, "Renyi Differential Privacy", Table II).
  *
  * Domain: alpha in [1, +inf] (alpha = 1 is the KL limit, alpha = inf the
  * pure-DP epsilon).  alpha < 1, NaN, or a parameter outside its domain -> NaN.

@@ -1,7 +1,7 @@
-/* dpb_rdp_convert.c -- see dpb_rdp_convert.h.  SPEC Part B section 7. */
+/* dpb_rdp_convert.c -- see dpb_rdp_convert.h. */
 #include <math.h>
 #include "dpb_config.h"
-#include "dpb_rdp_logmath.h"
+#include "dpb_rdp_common.h"
 #include "dpb_rdp_convert.h"
 
 double dpb_rdp_eps_objective(double a, double rdp, double delta, int conv)
@@ -32,7 +32,7 @@ double dpb_rdp_logdelta_objective(double a, double rdp, double eps, int conv)
     else {
         double t = rdp - eps + (conv == DPB_CONV_CLASSIC ? 0.0 : log1p(-1.0 / a));
         /* (a-1) t without overflow */
-        if (a - 1.0 > 1.0 && fabs(t) > 1.7976931348623157e308 / (a - 1.0)) r = (t > 0.0) ? DPB_INF : -DPB_INF;
+        if (a - 1.0 > 1.0 && fabs(t) > DBL_MAX / (a - 1.0)) r = (t > 0.0) ? DPB_INF : -DPB_INF;
         else r = (a - 1.0) * t;
         if (conv == DPB_CONV_IMPROVED) r -= log(a);
     }

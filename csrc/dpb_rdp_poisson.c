@@ -1,10 +1,9 @@
-/* dpb_rdp_poisson.c -- see dpb_rdp_poisson.h.  SPEC Part B sections 6, 11. */
+/* dpb_rdp_poisson.c -- see dpb_rdp_poisson.h. */
 #include <math.h>
 #include "dpb_config.h"
 #include "dpb_normal.h"
-#include "dpb_rdp_logmath.h"
+#include "dpb_rdp_common.h"
 #include "dpb_rdp_base.h"
-#include "dpb_rdp_wor.h"
 #include "dpb_rdp_poisson.h"
 
 /* integer a >= 2: log(A_a - 1) */
@@ -41,14 +40,14 @@ static double log_f(double a, double lx, int neg)
                 s += t;
                 if (fabs(t) < 1e-18) break;
             }
-            return 2.0 * lx - DPB_LOG2 + log(s);
+            return 2.0 * lx - DPB_LN2 + log(s);
         }
         for (k = 2; k < 200; k++) {           /* c_{k+1}/c_2 */
             c *= (a - (double)k) * xv / ((double)k + 1.0);
             s += c;
             if (fabs(c) < 1e-18 * fabs(s)) break;
         }
-        return log(a) + log(a - 1.0) - DPB_LOG2 + 2.0 * lx + log(s);
+        return log(a) + log(a - 1.0) - DPB_LN2 + 2.0 * lx + log(s);
     }
     if (neg) {
         x = -exp(lx);
@@ -98,9 +97,9 @@ double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
     dpb_lse acc;
     if (a != a || sigma != sigma || q != q) return DPB_NAN;
     if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q <= 1.0)) return DPB_NAN;
-    d = 0.9 * 3.141592653589793 * sigma;
+    d = 0.9 * DPB_PI * sigma;
     if (d > 5.0) d = 5.0;
-    h = 2.0 * 3.141592653589793 * d / (80.0 + 0.5 * d * d);
+    h = DPB_2PI * d / (80.0 + 0.5 * d * d);
     if (h > 0.2) h = 0.2;
     zlo = -40.0;
     zhi = (a / sigma > 0.0 ? a / sigma : 0.0) + 40.0;
@@ -195,7 +194,7 @@ double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
     if (alpha == 1.0) return exp(la);
     if (mode == DPB_POISSON_COMPAT) {
         double ln = dpb_rdp_poisson_negseries_log(alpha, sigma, q);
-        la = dpb_logaddexp(la, DPB_LOG2 + ln);
+        la = dpb_logaddexp(la, DPB_LN2 + ln);
     }
     return dpb_log1pexp(la) / (alpha - 1.0);
 }

@@ -1,7 +1,8 @@
 /*
  * dpb_rdp_poisson.h -- RDP of the Poisson-subsampled Gaussian mechanism (each record
  * included independently with probability q; add/remove neighbours; sigma = noise std /
- * L2 sensitivity C).  SPEC Part B section 6 (Mironov-Talwar-Zhang 2019).
+ * L2 sensitivity C), as in Mironov, Talwar and Zhang (2019), "Renyi Differential Privacy of
+ * the Sampled Gaussian Mechanism".
  *
  *   A_a = E_{z~N(0,sigma^2)} [ ((1-q) + q exp((2z-1)/(2 sigma^2)))^a ],   eps(a) = log(A_a)/(a-1).
  *
@@ -14,7 +15,9 @@
  *                       covers both bumps (exponentially convergent: the integrand is analytic in a
  *                       strip of half-width pi sigma).  a = 1: E[(1+x) log1p(x) - x].
  *   DPB_POISSON_COMPAT  the MTZ series with |C(a,i)| as TF-Privacy / dp-accounting / Opacus evaluate
- *                       it (SPEC B.6 finding): exact + 2 * sum of the negative-coefficient terms.
+ *                       it: lgamma gives log|C(a,i)|, so the generalised binomials, which
+ *                       alternate in sign for i > a + 1, are all added: exact + 2 * sum of the
+ *                       negative-coefficient terms.
  *                       Conservative (over-estimates), e.g. +4% at a = 1.5, sigma = 1, q = 0.01.
  *                       The |C| series jumps at a = 1 (its extra terms are O(a-1)/(a-1)); a = 1 itself
  *                       returns the exact KL in both modes.

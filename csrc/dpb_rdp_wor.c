@@ -1,8 +1,8 @@
-/* dpb_rdp_wor.c -- see dpb_rdp_wor.h.  SPEC Part B sections 2-5, 11. */
+/* dpb_rdp_wor.c -- see dpb_rdp_wor.h. */
 #include <math.h>
 #include <stdlib.h>
 #include "dpb_config.h"
-#include "dpb_rdp_logmath.h"
+#include "dpb_rdp_common.h"
 #include "dpb_rdp_base.h"
 #include "dpb_rdp_poisson.h"
 #include "dpb_rdp_wor.h"
@@ -45,17 +45,17 @@ static double upper_int(long a, double g, const double *eps, double eps_inf,
     if (eps[2] != eps[2]) return DPB_NAN;
     {
         double e2 = eps[2];
-        double x1 = DPB_LOG4 + dpb_logexpm1(e2);
-        double x2 = e2 + fmin(DPB_LOG2, 2.0 * lem);
+        double x1 = DPB_LN4 + dpb_logexpm1(e2);
+        double x2 = e2 + fmin(DPB_LN2, 2.0 * lem);
         c2 = fmin(x1, x2);
         dpb_lse_add(&acc, 2.0 * lg + dpb_lbinom_int(a, 2, lfact) + c2);
     }
     for (j = 3; j <= a; j++) {
         if (eps[j] != eps[j]) { nan = 1; break; }
-        f9 = (double)(j - 1) * eps[j] + fmin(DPB_LOG2, (double)j * lem);
+        f9 = (double)(j - 1) * eps[j] + fmin(DPB_LN2, (double)j * lem);
         if (logd) {
             long lo = 2 * (j / 2), hi = 2 * ((j + 1) / 2);
-            double fd = DPB_LOG4 + 0.5 * (logd[lo] + logd[hi]);
+            double fd = DPB_LN4 + 0.5 * (logd[lo] + logd[hi]);
             if (fd < f9) f9 = fd;
         }
         t = (double)j * lg + dpb_lbinom_int(a, j, lfact) + f9;
@@ -135,7 +135,7 @@ static int pv_gauss_loses(long l, double sigma)
     if (l < 2 || sqrt((double)l) < sigma) return 0;
     x = (2.0 * (double)l - 1.0) * (0.5 / sigma / sigma) - 2.0 / sigma;
     if (!(x > 0.0)) return 0;
-    return -0.023012 + (double)l * dpb_log1mexp(-x) >= -DPB_LOG2;   /* log Phi(2) < -0.023012 */
+    return -0.023012 + (double)l * dpb_log1mexp(-x) >= -DPB_LN2;   /* log Phi(2) < -0.023012 */
 }
 
 static void pv_logd_gauss_range(long lmin, long lmax, double sigma, double *logd)

@@ -1,14 +1,16 @@
 /*
  * dpb_rdp_wor.h -- RDP of a mechanism run on a subsample drawn WITHOUT replacement
  * (a uniformly random size-m subset of n records, gamma = m/n), replace-one
- * neighbours (n public).  SPEC Part B sections 2-5 (seed 001, WBK19).
+ * neighbours (n public): Theorems 9 and 27, Corollary 10 and the matching lower bound of
+ * "Subsampled Renyi Differential Privacy and Analytical Moments Accountant"
+ * (Wang, Balle, Kasiviswanathan; theorem numbers of arXiv:1808.00087).
  *
  * Convention: eps(j) is the base mechanism's RDP under REPLACE-ONE neighbours.  For a
  * clipped sum with clip norm C, the replace-one L2 sensitivity is 2C, so the Gaussian's
- * sigma here is noise_std / (2C)  (SPEC B.0).
+ * sigma here is noise_std / (2C) (replacing one record moves the sum by up to 2C).
  *
  * All sums are accumulated in log space as log(1 + sum) = log1p(sum of positive
- * scaled terms) (SPEC B.11); binomials via lgamma (or a caller-supplied table
+ * scaled terms), which keeps relative accuracy when the RDP is tiny; binomials via lgamma (or a caller-supplied table
  * lfact[i] = lgamma(i + 1)).  Integer-order kernels take eps[] with eps[j] = RDP of
  * the base mechanism at order j, valid for 2 <= j <= a; eps_inf is its pure-DP
  * epsilon (+inf allowed).
@@ -47,14 +49,16 @@ void dpb_rdp_pv_logd(long lmax, const double *logs, const double *lfact, double 
 /* "Theorem 27" improved bound (Pearson-Vajda) at integer a >= 2: Theorem 9 with each j >= 3
  * factor replaced by min{4 sqrt(|D^{2 floor(j/2)}| |D^{2 ceil(j/2)}|), e^{(j-1)eps(j)} min{2,(e^{epsinf}-1)^j}}.
  * logd from dpb_rdp_pv_logd with lmax >= a + 1.  Valid for mechanisms whose worst-case pair is
- * uniform over orders (Gaussian, Laplace: SPEC B.3).  No silent fallback at any order.
+ * uniform over orders (Gaussian, Laplace: one neighbouring pair is worst case for every Renyi
+ * and Pearson-Vajda divergence and the base RDP is tight, the condition of Theorem 27).  No silent fallback at any order.
  * ACCURACY with exact logd the relative error is <= 1e-13 vs mpmath; with the padded logd of
  *          dpb_rdp_pv_logd (generic base mechanisms) the bound may exceed the exact Theorem 27
  *          where the alternating sum cancels (large sigma, large a) but never falls below it. */
 double dpb_rdp_wor_pv_int(long a, double gamma, const double *eps, double eps_inf,
                           const double *logd, const double *lfact);
 
-/* Lower bound at integer a >= 2 (SPEC B.4): the exact divergence of a realisable pair,
+/* Lower bound at integer a >= 2: the exact divergence of a realisable pair (for the Gaussian,
+ * (1-g) N(0, s^2) + g N(1, s^2) against N(0, s^2): the replaced record maps to 1, all others to 0),
  *   eps'(a) >= log(1 + sum_{j=2..a} C(a,j) (1-g)^{a-j} g^j (e^{(j-1)eps(j)} - 1)) / (a-1).
  * ACCURACY relative error <= 1e-12 vs mpmath (measured 8.3e-14). */
 double dpb_rdp_wor_lower_int(long a, double gamma, const double *eps, const double *lfact);
@@ -97,7 +101,5 @@ void dpb_rdp_work_free(dpb_rdp_work *w);
  *          tests/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath). */
 double dpb_rdp_wor_gaussian(double alpha, double sigma, double gamma, int bound,
                             dpb_rdp_work *w);
-
-#define DPB_RDP_ALPHA_MAX 1e6
 
 #endif /* DPB_RDP_WOR_H */

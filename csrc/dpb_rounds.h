@@ -1,6 +1,8 @@
 /*
  * dpb_rounds.h -- inversions of Theorem 3.1 for the number of rounds M, the
- * minimum dataset size, and multi-epoch composition (SPEC Part A sections 5-7).
+ * minimum dataset size, and multi-epoch composition (eq. (3), (4), Section 5 and Table 1 of
+ * "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight
+ * Upper and Lower Bounds").
  *
  * Contract: NaN in -> NaN out; sigma <= 0, sigma = inf, delta outside (0, 1),
  * epochs < 1 -> NaN.

@@ -1,7 +1,9 @@
 /*
  * dpb_theorem31.h -- the six-term delta bound of Theorem 3.1 (random allocation,
- * one epoch of M rounds, noise multiplier sigma) and its validity condition (2).
- * SPEC Part A sections 4-6.
+ * one epoch of M rounds, noise multiplier sigma) and its validity condition (2), from
+ * "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight
+ * Upper and Lower Bounds"
+ * (Theorem 3.1, condition (2), eq. (22); terms T3-T6 as derived in Appendix E.3/E.4).
  *
  *   mu = sqrt((w-1)/(M-1)),  w = e^{1/sigma^2},  B = 0.4748
  *   T1 = 2 B coef(sigma) mu

@@ -1,6 +1,11 @@
 /*
  * dpb_tradeoff.h -- trade-off functions f(a) (type-II error at type-I error a) for
- * random allocation (SPEC Part A sections 8, 9, 11) and the Gaussian-DP pieces.
+ * random allocation and the Gaussian-DP pieces, from
+ * "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight
+ * Upper and Lower Bounds"
+ * (Gaussian and f_{0,delta} curves: Sections 2, 3.1 and Appendix H.4; CLT integral:
+ * Appendix E.2/E.3; lower bound: Theorem 3.1).  The Edgeworth-corrected curve is in
+ * dpb_edgeworth.h, the quadrature engine in dpb_quad.h.
  *
  * Notation: x = Phi^{-1}(1 - a) (computed as dpb_ndtri_complement(a)), w = e^{1/sigma^2},
  * M = rounds, s = sqrt(M/(M-1)), D = sqrt((M-1)(w-1)),
@@ -31,12 +36,17 @@ double dpb_gaussian_tradeoff(double a, double mu);
 double dpb_f0delta_tradeoff(double a, double delta);
 
 /* dpb_gaussian_f0delta_tradeoff -- (G_mu (x) f_{0,delta})(a) = (1 - delta) G_mu(a/(1 - delta))
- * for a <= 1 - delta, else 0 (SPEC 11, DERIVED).
+ * for a <= 1 - delta, else 0.  (f_{0,delta} reveals which hypothesis holds with
+ * probability delta and nothing otherwise; an optimal test of the product rejects whenever
+ * the revealing branch points to H1, at no type-I cost, and spends its level a = (1 - delta) a'
+ * on the other branch, where the pair is G_mu's: type-II error (1 - delta) G_mu(a').  The
+ * slope of this form matches Lemma H.5 of the paper.)
  * ACCURACY  that of dpb_gaussian_tradeoff plus 2 ulp.  EDGES  delta = 1 -> 0. */
 double dpb_gaussian_f0delta_tradeoff(double a, double mu, double delta);
 
 /* dpb_multi_epoch_tradeoff -- max((1 - delta)^E - a, 0): the E-fold product
- * f_{0,delta}^{(x)E} evaluated at a (SPEC 11; lower bound on f^{(x)E} when f >= f_{0,delta}).
+ * f_{0,delta}^{(x)E} evaluated at a, since f_{0,d1} (x) f_{0,d2} = f_{0,1-(1-d1)(1-d2)}
+ * (Section 3.1 and Appendix H.4 of the paper); a lower bound on f^{(x)E} when f >= f_{0,delta}.
  * METHOD  exp(E log1p(-delta)) - a.  ACCURACY  relative <= 1e-15 * (1 + E delta) for the power.
  * EDGES  delta outside [0, 1] or E < 0 -> NaN. */
 double dpb_multi_epoch_tradeoff(double a, double delta, double epochs);
@@ -46,8 +56,10 @@ double dpb_multi_epoch_tradeoff(double a, double delta, double epochs);
  * ACCURACY  relative <= 4 ulp (tested).  EDGES  mu < 0 or delta outside [0, 1] -> NaN. */
 double dpb_gaussian_max_gap(double mu, double delta);
 
-/* dpb_tradeoff_clt -- the CLT trade-off integral of SPEC 8 (an APPROXIMATION of
- * the random-allocation curve f_M, never a bound):
+/* dpb_tradeoff_clt -- the CLT trade-off integral of Appendix E.2/E.3 of the paper, without
+ * its correction term eps'_M (an APPROXIMATION of the random-allocation curve f_M, never a
+ * bound).  The threshold of the likelihood-ratio test at level a is h = 1 + x sqrt((w-1)/M)
+ * by the CLT under H0; the CLT for the M - 1 rounds without the signal then gives
  *     f(a) = int Phi(x s - A(z)) n(z) dz     (truncated = 0)
  *     f(a) = int_{-inf}^{z_max} ... dz,  z_max = sigma ln(M h) - 1/(2 sigma),
  *            h = 1 + x sqrt((w-1)/M), f = 0 if h <= 0     (truncated = 1)
@@ -59,9 +71,10 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *         panels of width ~w_z = sigma/|x s + 1/D| around the switch point z_c (g = 0)
  *         and of width ~sigma ln 2 in the doubly exponential right tail; the grid
  *         bounds the width for the n(z) factor and for the slow exponential on the left.
- *         (The SPEC 8 grid -- unit panels plus z_c +- w_z 2^k -- is 3.5x slower and
- *         misses the tail when |x s + 1/D| < 1 at small sigma and M: error 2e-11 at
- *         a = 0.499, sigma = 0.31, M = 3; it is kept under -DTQ_SPEC_EDGES.)
+ *         (The grid this replaced -- unit panels plus z_c +- w_z 2^k, |k| <= 6 -- was 3.5x
+ *         slower and missed the tail when |x s + 1/D| < 1 at small sigma and M: error
+ *         2e-11 at a = 0.499, sigma = 0.31, M = 3.  It survives only to place the slope's
+ *         exponent offset.)
  *         Panels to the left of the point where g drops below 8.5 contribute their
  *         normal mass Phi(z) in closed form (error <= Phi(-8.5) = 9.5e-18); panels whose
  *         bound Phi(g(left)) * max n * width is below 1e-18, and panels to the right of
@@ -76,46 +89,14 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *        sigma = inf or M = inf -> 1 - a (mu = 0). */
 double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated);
 
-/* dpb_tradeoff_clt_slope -- f_CLT'(a) = -s/n(x) int n(x s - A(z)) n(z) dz (SPEC 8),
- * for the untruncated curve.
+/* dpb_tradeoff_clt_slope -- f_CLT'(a) = -s/n(x) int n(x s - A(z)) n(z) dz for the
+ * untruncated curve (differentiate under the integral: dx/da = -1/n(x)).
  * METHOD  the same panels as dpb_tradeoff_clt; n(x s - A)/n(x) is formed in the
  *         exponent with a common offset so that nothing under/overflows.
  * ACCURACY  relative <= 1e-12 vs mpmath on the same box with a in [1e-12, 1 - 1e-12] (tested).
  * EDGES  a = 0 -> -inf; a = 1 -> 0 (the limits of G_mu'); otherwise as dpb_tradeoff_clt;
  *        a result below -DBL_MAX -> -inf without a flag. */
 double dpb_tradeoff_clt_slope(double a, double sigma, double rounds);
-
-/* Reasons why dpb_tradeoff_edgeworth returns NaN (dpb_edgeworth_status). */
-enum {
-    DPB_EW_OK = DPB_STATUS_OK,
-    DPB_EW_BAD_INPUT = DPB_STATUS_BAD_INPUT,                /* NaN, a outside [0,1], sigma <= 0, M < 3 */
-    DPB_EW_NOT_MONOTONE_AT_0 = DPB_STATUS_NOT_MONOTONE_AT_0, /* p_M'(0) <= 0 or p_{M-1}'(0) <= 0: no branch through 0 */
-    DPB_EW_OUT_OF_RANGE = DPB_STATUS_OUT_OF_RANGE          /* Phi^{-1}(1-a) outside p_M(monotone branch) */
-};
-
-/* dpb_tradeoff_edgeworth -- Edgeworth-corrected integral of SPEC 9 (APPROXIMATION):
- *     f(a) = int Phi( p_{M-1}( p_M^{-1}(x) s - A(z) ) ) n(z) dz,
- *     p_n(y) = y - c_n (y^2 - 1) - d_n (y^3 - 3y) + c_n^2 (4y^3 - 7y),
- *     c_n = gamma1/(6 sqrt n),  d_n = gamma2/(24 n),  gamma1 = (w+2) sqrt(w-1),
- *     gamma2 = w^4 + 2w^3 + 3w^2 - 6.
- * METHOD  p_M^{-1} on the monotone branch of p_M through 0 (between the roots of the
- *         quadratic p_M', if any) by safeguarded Newton/bisection to 1 ulp; outside
- *         its branch the outer p_{M-1} is frozen at the branch end (a monotone
- *         continuation, so the integrand stays a distribution function of u);
- *         quadrature as in dpb_tradeoff_clt with panel edges where p_{M-1}(u) crosses
- *         the levels and at the two freezing points (kinks).
- * ACCURACY  absolute <= 1e-13 vs an mpmath evaluation of the same formula where
- *           c_M = gamma1/(6 sqrt M) <= 2.2 (tested; measured <= 1.2e-16).  Far outside
- *           (e.g. c_M ~ 700 at sigma = 0.37, M = 207) the cubic is so steep that only
- *           ~1e-8 is reached -- a regime where the expansion means nothing anyway.
- * NOTE    For the lognormal, p_n'(0) = 1 + 3 d_n - 7 c_n^2 > 0 always, so
- *         DPB_EW_NOT_MONOTONE_AT_0 is a safeguard that does not trigger.
- * EDGES  a = 0 -> 1, a = 1 -> 0; NaN where not invertible (see dpb_edgeworth_status). */
-double dpb_tradeoff_edgeworth(double a, double sigma, double rounds);
-/* DPB_EW_* bitmask explaining a NaN of dpb_tradeoff_edgeworth (0 = defined). */
-int dpb_edgeworth_status(double a, double sigma, double rounds);
-/* p_n(y) for the lognormal of sigma (n = number of summands); NaN for n < 1. */
-double dpb_edgeworth_p(double y, double sigma, double n);
 
 /* dpb_tradeoff_lower_bound -- max(1 - a - delta_min(sigma, M), 0) where Theorem 3.1
  * applies (condition (2) evaluated at delta_min, M >= 3, sigma^2 ln M >= 3), NaN

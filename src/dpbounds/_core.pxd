@@ -67,11 +67,6 @@ cdef extern from "dpb_vecmath.h" nogil:
     int dpb_vecmath_is_native()
 
 cdef extern from "dpb_tradeoff.h" nogil:
-    enum:
-        DPB_EW_OK
-        DPB_EW_BAD_INPUT
-        DPB_EW_NOT_MONOTONE_AT_0
-        DPB_EW_OUT_OF_RANGE
     double dpb_gaussian_tradeoff(double a, double mu)
     double dpb_f0delta_tradeoff(double a, double delta)
     double dpb_gaussian_f0delta_tradeoff(double a, double mu, double delta)
@@ -79,10 +74,12 @@ cdef extern from "dpb_tradeoff.h" nogil:
     double dpb_gaussian_max_gap(double mu, double delta)
     double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated)
     double dpb_tradeoff_clt_slope(double a, double sigma, double rounds)
+    double dpb_tradeoff_lower_bound(double a, double sigma, double rounds, int coefficient)
+
+cdef extern from "dpb_edgeworth.h" nogil:
     double dpb_tradeoff_edgeworth(double a, double sigma, double rounds)
     int dpb_edgeworth_status(double a, double sigma, double rounds)
     double dpb_edgeworth_p(double y, double sigma, double n)
-    double dpb_tradeoff_lower_bound(double a, double sigma, double rounds, int coefficient)
 
 cdef extern from "dpb_gdp.h" nogil:
     double dpb_normal_mills(double x)
@@ -120,12 +117,14 @@ cdef extern from "dpb_rdp_base.h" nogil:
     double dpb_rdp_laplace_inf(double b)
     double dpb_rdp_rr_inf(double p)
 
+cdef extern from "dpb_rdp_common.h" nogil:
+    double DPB_RDP_ALPHA_MAX
+
 cdef extern from "dpb_rdp_wor.h" nogil:
     enum:
         DPB_WOR_THEOREM9
         DPB_WOR_IMPROVED
         DPB_WOR_LOWER
-    double DPB_RDP_ALPHA_MAX
     ctypedef struct dpb_rdp_work:
         long n
     double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf, const double *lfact)

@@ -1,20 +1,25 @@
 /*
- * dpb_rdp_logmath.h -- inline log-space helpers shared by the dpb_rdp_* kernels
- * (SPEC Part B section 11).  Header only; no state.
+ * dpb_rdp_common.h -- what the dpb_rdp_* kernels share: the largest order they accept
+ * and inline log-space helpers.  Header only; no state.
+ *
+ * The kernels work with log-magnitudes throughout: a sum of positive terms is kept as
+ * log(1 + sum) = log1p(sum of scaled terms) rather than log(exp(0) + ...), which keeps
+ * relative accuracy when the RDP is tiny (small sampling rates), and log-binomials come
+ * from lgamma (or a caller-supplied table).
  *
  * Every helper follows the csrc contract: NaN in -> NaN out, no floating-point
  * flag raised for in-domain input (log(0) and exp-overflow are avoided by
  * explicit tests, never computed).
  */
-#ifndef DPB_RDP_LOGMATH_H
-#define DPB_RDP_LOGMATH_H
+#ifndef DPB_RDP_COMMON_H
+#define DPB_RDP_COMMON_H
 
 #include <math.h>
 #include "dpb_config.h"
 
-/* log(2), log(4) */
-#define DPB_LOG2 0.69314718055994530941723212145817656807550013436026
-#define DPB_LOG4 1.3862943611198906188344642429163531361510002687205
+/* Largest RDP order alpha the kernels evaluate (above it they return NaN): the
+ * integer-order sums are O(alpha) and the improved WOR bound's table O(alpha^2). */
+#define DPB_RDP_ALPHA_MAX 1e6
 
 /* log(1 + e^x) without overflow or loss for x << 0.  ACCURACY <= 2 ulp. */
 DPB_INLINE double dpb_log1pexp(double x)
@@ -38,7 +43,7 @@ DPB_INLINE double dpb_log1mexp(double x)
 {
     if (x != x || x > 0.0) return DPB_NAN;
     if (x == 0.0) return -DPB_INF;
-    if (x > -DPB_LOG2) return log(-expm1(x));
+    if (x > -DPB_LN2) return log(-expm1(x));
     if (x < -745.0) return 0.0;
     return log1p(-exp(x));
 }
@@ -94,4 +99,4 @@ DPB_INLINE double dpb_lbinom_int(long n, long k, const double *lfact)
     return dpb_lfact(n, lfact) - dpb_lfact(k, lfact) - dpb_lfact(n - k, lfact);
 }
 
-#endif /* DPB_RDP_LOGMATH_H */
+#endif /* DPB_RDP_COMMON_H */
