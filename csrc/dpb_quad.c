@@ -170,6 +170,12 @@ static int tq_edges_levels(const dpb_quad_ctx *q, const double *lev, int nlev, d
             ref[nref++] = q->sigma * (q->lnD + log(t)) - 0.5 * q->inv_sigma;
         }
     }
+    /* The uniform grid must fit in TQ_MAXEDGES with the level crossings: below sigma ~ 0.048 a
+     * step of 6 sigma would overflow the edge array (the last panel then silently spanned the
+     * rest of the range) and below sigma ~ 1e-14 the loop made no progress at all.  The level
+     * crossings still bracket the switch of Phi(g), so the wider uniform step only bounds the
+     * panel width for the n(z) factor, as TQ_STEP does. */
+    step = fmax(step, (hi - lo) / (double)(TQ_MAXEDGES - 3 - nref));
     ev[n] = DPB_NAN;
     e[n++] = lo;
     g = step * ceil(lo / step);

@@ -209,3 +209,24 @@ def test_max_gap_vs_mpmath():
             with mp.workdps(40):
                 ref = 1 - (1 - mp.mpf(d)) * 2 * mp.ncdf(-mp.mpf(mu) / 2)
             assert uf.gaussian_max_gap(mu, d) == pytest.approx(float(ref), rel=1e-15, abs=0)
+
+
+def test_clt_small_sigma_terminates_and_keeps_its_edges():
+    # Below sigma ~ 0.048 the uniform panel grid (step 6 sigma) used to overflow the edge array
+    # (the last panel then spanned the rest of the range) and below sigma ~ 1e-14 the edge loop
+    # never finished.  Run in a subprocess so a regression fails instead of hanging the suite.
+    import subprocess
+    import sys as _sys
+    code = ("from dpbounds import _ufuncs as U\n"
+            "import numpy as np\n"
+            "with np.errstate(all='ignore'):\n"
+            "    for s in (1e-300, 1e-20, 1e-14, 1e-5, 0.01):\n"
+            "        U.tradeoff_clt(0.5, s, 3.0); U.tradeoff_clt_truncated(0.5, s, 3.0); U.tradeoff_clt_slope(0.5, s, 3.0)\n"
+            "print('ok')\n")
+    r = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+    for sigma in (0.04, 0.045, 0.047):       # the regime whose edge array used to overflow
+        for a, M in ((0.5, 3.0), (0.1, 100.0), (1e-6, 1e6)):
+            ref, err = O.tradeoff_clt(a, sigma, M)
+            assert err < 1e-20
+            assert abs(uf.tradeoff_clt(a, sigma, M) - float(ref)) <= 1e-14, (a, sigma, M)
