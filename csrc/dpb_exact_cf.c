@@ -1,17 +1,52 @@
 #include "dpb_exact_cf.h"
 #include "dpb_config.h"
-#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
+
+#ifndef __cplusplus
+#include <complex.h>
+typedef double complex dpb_complex;
+#else
+/* MSVC's C compiler has no C99 complex arithmetic (no `dpb_complex`, no operators on its
+ * _Dcomplex), so there this file is compiled as C++ (csrc/dpb_exact_cf_msvc.cpp) with the
+ * smallest complex type it needs.  Each operator is the formula GCC and clang use in C
+ * (Annex G): real operands are not promoted to complex, products are ac - bd, ad + bc.
+ * Only their recovery of infinities from NaN products (__muldc3) is not reproduced; the
+ * kernels' inputs are finite.  No std::complex: its operators differ between libraries. */
+struct dpb_complex {
+    double re, im;
+    dpb_complex(double r = 0.0, double i = 0.0) : re(r), im(i) {}
+};
+static inline dpb_complex operator+(dpb_complex a, dpb_complex b) { return dpb_complex(a.re + b.re, a.im + b.im); }
+static inline dpb_complex operator+(dpb_complex a, double b) { return dpb_complex(a.re + b, a.im); }
+static inline dpb_complex operator+(double a, dpb_complex b) { return dpb_complex(a + b.re, b.im); }
+static inline dpb_complex operator-(dpb_complex a, dpb_complex b) { return dpb_complex(a.re - b.re, a.im - b.im); }
+static inline dpb_complex operator-(dpb_complex a, double b) { return dpb_complex(a.re - b, a.im); }
+static inline dpb_complex operator-(double a, dpb_complex b) { return dpb_complex(a - b.re, -b.im); }
+static inline dpb_complex operator-(dpb_complex a) { return dpb_complex(-a.re, -a.im); }
+static inline dpb_complex operator*(dpb_complex a, dpb_complex b)
+{
+    return dpb_complex(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+}
+static inline dpb_complex operator*(dpb_complex a, double b) { return dpb_complex(a.re * b, a.im * b); }
+static inline dpb_complex operator*(double a, dpb_complex b) { return dpb_complex(a * b.re, a * b.im); }
+static inline dpb_complex operator/(dpb_complex a, double b) { return dpb_complex(a.re / b, a.im / b); }
+static inline dpb_complex &operator+=(dpb_complex &a, dpb_complex b) { return a = a + b; }
+static inline dpb_complex &operator*=(dpb_complex &a, dpb_complex b) { return a = a * b; }
+static inline double creal(dpb_complex z) { return z.re; }
+static inline double cimag(dpb_complex z) { return z.im; }
+static inline double cabs(dpb_complex z) { return hypot(z.re, z.im); } /* what glibc's cabs computes */
+static const dpb_complex I(0.0, 1.0);
+#endif
 
 #define DPB_CF_ULO (-9.5)
 #define DPB_CF_MAXNODES 2048
 
 /* g(y) = e^{iy} - 1 - iy for complex y with Im y >= 0 (or tiny |y|). */
-static double complex dpb_cf_g(double complex y)
+static dpb_complex dpb_cf_g(dpb_complex y)
 {
     if (fabs(creal(y)) + fabs(cimag(y)) < 0.25) {
-        double complex iy = I * y, term = iy * iy * 0.5, acc = term;
+        dpb_complex iy = I * y, term = iy * iy * 0.5, acc = term;
         int k;
         for (k = 3; k <= 16; ++k) {
             term *= iy / (double)k;
@@ -43,8 +78,8 @@ static long cf_grid(double sigma, int size_biased, double *s, double *m, double 
  * w_q = hu n(z_q) (complex weight of the shifted line), v_q = e^{s z_q + m} - 1, z_q = u_q + i eta;
  * w1 (if not NULL) = w_q e^{s z_q + m}, the weights of the size-biased law on the same v_q (change
  * of variable z -> z + s: n(z - s) = n(z) e^{s z - s^2/2}). */
-static void cf_nodes(double s, double m, double hu, long nodes, double eta, double complex *w,
-                     double complex *v, double complex *w1)
+static void cf_nodes(double s, double m, double hu, long nodes, double eta, dpb_complex *w,
+                     dpb_complex *v, dpb_complex *w1)
 {
     long q;
     for (q = 0; q < nodes; ++q) {
@@ -70,8 +105,8 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
 {
     long j, q, nodes;
     double s, m, hu, uhi, eta;
-    double complex w_real[DPB_CF_MAXNODES], v_real[DPB_CF_MAXNODES];
-    double complex w_sh[DPB_CF_MAXNODES], v_sh[DPB_CF_MAXNODES];
+    dpb_complex w_real[DPB_CF_MAXNODES], v_real[DPB_CF_MAXNODES];
+    dpb_complex w_sh[DPB_CF_MAXNODES], v_sh[DPB_CF_MAXNODES];
     if (!(sigma >= 0.2) || isnan(sigma)) {
         for (j = 0; j < n; ++j) { re[j] = DPB_NAN; im[j] = DPB_NAN; }
         return;
@@ -83,8 +118,8 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
     cf_nodes(s, m, hu, nodes, eta, w_sh, v_sh, NULL);
     for (j = 0; j < n; ++j) {
         double tt = t[j], ta;
-        double complex acc = 0.0;
-        const double complex *wq, *vq;
+        dpb_complex acc = 0.0;
+        const dpb_complex *wq, *vq;
         if (isnan(tt)) { re[j] = DPB_NAN; im[j] = DPB_NAN; continue; }
         if (tt == 0.0) { re[j] = 0.0; im[j] = 0.0; continue; }
         ta = fabs(tt);
@@ -104,7 +139,7 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
 #define DPB_CF_LEVELS 32
 
 /* e^{iy} for Im y >= -700 (quietly 0 once it underflows) */
-static double complex dpb_cf_expi(double complex y)
+static dpb_complex dpb_cf_expi(dpb_complex y)
 {
     if (cimag(y) > 745.0)
         return 0.0;
@@ -117,8 +152,8 @@ static double complex dpb_cf_expi(double complex y)
 typedef struct {
     double s, m, hu, uhi, eta_cap;
     long nodes;
-    double complex *w, *v;            /* (DPB_CF_LEVELS + 1) * nodes each */
-    double complex *w1;               /* pair tables: size-biased weights on the same v (else NULL) */
+    dpb_complex *w, *v;            /* (DPB_CF_LEVELS + 1) * nodes each */
+    dpb_complex *w1;               /* pair tables: size-biased weights on the same v (else NULL) */
     unsigned char built[DPB_CF_LEVELS + 1];
 } cf_tilted_tables;
 
@@ -127,8 +162,8 @@ static int cf_tilted_init(cf_tilted_tables *tb, double sigma, int size_biased)
     int k;
     tb->nodes = cf_grid(sigma, size_biased, &tb->s, &tb->m, &tb->hu, &tb->uhi);
     tb->eta_cap = 1.2 * tb->s; /* cap on s * eta, as in dpb_exact_lognormal_cf */
-    tb->w = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
-    tb->v = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->w = (dpb_complex *)malloc(sizeof(dpb_complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->v = (dpb_complex *)malloc(sizeof(dpb_complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
     tb->w1 = NULL;
     for (k = 0; k <= DPB_CF_LEVELS; ++k) tb->built[k] = 0;
     if (tb->w == NULL || tb->v == NULL) {
@@ -152,9 +187,9 @@ static int cf_pair_init(cf_tilted_tables *tb, double sigma)
     nodes = (long)ceil((tb->uhi - DPB_CF_ULO) / tb->hu) + 1;
     tb->nodes = nodes > DPB_CF_MAXNODES ? DPB_CF_MAXNODES : nodes;
     free(tb->w); free(tb->v);
-    tb->w = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
-    tb->v = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
-    tb->w1 = (double complex *)malloc(sizeof(double complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->w = (dpb_complex *)malloc(sizeof(dpb_complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->v = (dpb_complex *)malloc(sizeof(dpb_complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
+    tb->w1 = (dpb_complex *)malloc(sizeof(dpb_complex) * (size_t)tb->nodes * (DPB_CF_LEVELS + 1));
     if (tb->w == NULL || tb->v == NULL || tb->w1 == NULL) {
         free(tb->w); free(tb->v); free(tb->w1);
         tb->w = tb->v = tb->w1 = NULL;
@@ -197,11 +232,11 @@ static void cf_tilted_build(cf_tilted_tables *tb, int k)
 }
 
 /* the trapezoid sum at tau = |t| + i lam on level k (one point, direct) */
-static double complex cf_tilted_point(cf_tilted_tables *tb, int k, double complex tau, int raw)
+static dpb_complex cf_tilted_point(cf_tilted_tables *tb, int k, dpb_complex tau, int raw)
 {
     long q;
-    double complex acc = 0.0;
-    const double complex *wq, *vq;
+    dpb_complex acc = 0.0;
+    const dpb_complex *wq, *vq;
     cf_tilted_build(tb, k);
     wq = tb->w + (size_t)k * tb->nodes;
     vq = tb->v + (size_t)k * tb->nodes;
@@ -230,7 +265,7 @@ int dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n
     }
     for (j = 0; j < n; ++j) {
         double tt = t[j], ta;
-        double complex acc;
+        dpb_complex acc;
         if (isnan(tt)) { re[j] = DPB_NAN; im[j] = DPB_NAN; continue; }
         if (tt == 0.0 && lam == 0.0) { re[j] = raw ? 1.0 : 0.0; im[j] = 0.0; continue; }
         ta = fabs(tt);
@@ -261,7 +296,7 @@ typedef struct {
 static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, long len, cf_step_table *st)
 {
     long q, mm;
-    const double complex *v = tb->v + (size_t)k * tb->nodes;
+    const dpb_complex *v = tb->v + (size_t)k * tb->nodes;
     if (st->level != k) {
         st->level = k;
         st->rows = 0;
@@ -269,7 +304,7 @@ static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, long len
     for (mm = st->rows; mm < len; ++mm) {
         double h = (double)mm * dt;
         for (q = 0; q < tb->nodes; ++q) {
-            double complex y = h * v[q], e;
+            dpb_complex y = h * v[q], e;
             /* |e^{iy}| = e^{-Im y}: below DPB_CFG_TINY it is dropped */
             e = (cimag(y) > 345.0) ? 0.0 : dpb_cf_expi(y);
             st->re[mm * tb->nodes + q] = fabs(creal(e)) >= DPB_CFG_TINY ? creal(e) : 0.0;
@@ -281,18 +316,18 @@ static void cf_step_build(const cf_tilted_tables *tb, int k, double dt, long len
 }
 
 /* g-form trapezoid sums of both weight sets of pair tables at tau on level k (one point, direct) */
-static void cf_pair_point(cf_tilted_tables *tb, int k, double complex tau, double complex *acc0,
-                          double complex *acc1)
+static void cf_pair_point(cf_tilted_tables *tb, int k, dpb_complex tau, dpb_complex *acc0,
+                          dpb_complex *acc1)
 {
     long q;
-    double complex a0 = 0.0, a1 = 0.0;
-    const double complex *wq, *vq, *w1q;
+    dpb_complex a0 = 0.0, a1 = 0.0;
+    const dpb_complex *wq, *vq, *w1q;
     cf_tilted_build(tb, k);
     wq = tb->w + (size_t)k * tb->nodes;
     vq = tb->v + (size_t)k * tb->nodes;
     w1q = tb->w1 + (size_t)k * tb->nodes;
     for (q = 0; q < tb->nodes; ++q) {
-        double complex g = dpb_cf_g(tau * vq[q]);
+        dpb_complex g = dpb_cf_g(tau * vq[q]);
         a0 += wq[q] * g;
         a1 += w1q[q] * g;
     }
@@ -309,7 +344,7 @@ static int cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doubl
     int pair = tb->w1 != NULL, rc = 0;
     cf_step_table st = {NULL, NULL, -1, 0};
     double *ar = NULL, *ai = NULL, *ar1 = NULL, *ai1 = NULL;
-    double complex mom[DPB_CFG_TERMS], mom1[DPB_CFG_TERMS];
+    dpb_complex mom[DPB_CFG_TERMS], mom1[DPB_CFG_TERMS];
     double inv_fact[DPB_CFG_TERMS];
     inv_fact[0] = 1.0;
     for (j = 1; j < DPB_CFG_TERMS; ++j) inv_fact[j] = inv_fact[j - 1] / (double)j;
@@ -335,8 +370,8 @@ static int cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doubl
         int k = cf_tilted_level(tb, ta, lam);
         long len = 1, mm, qhi = 0;
         int shortened = 0;
-        const double complex *w, *v, *w1 = NULL;
-        double complex sw = 0.0, swv = 0.0, sw1 = 0.0, swv1 = 0.0, tau_a = ta + I * lam, tau_b;
+        const dpb_complex *w, *v, *w1 = NULL;
+        dpb_complex sw = 0.0, swv = 0.0, sw1 = 0.0, swv1 = 0.0, tau_a = ta + I * lam, tau_b;
         double tr; /* |tau| at the block end: the series part is a polynomial in t / tr */
         /* a block: up to DPB_CFG_BLOCK steps on one contour level */
         while (j + len < count && len < DPB_CFG_BLOCK
@@ -363,7 +398,7 @@ static int cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doubl
             /* short run or |tau| still growing fast within the block: direct sums */
             for (mm = 0; mm < len; ++mm) {
                 double tt = (double)(n0 + j + mm) * dt;
-                double complex acc, acc1;
+                dpb_complex acc, acc1;
                 if (tt == 0.0 && lam == 0.0) {
                     re[j + mm] = raw ? 1.0 : 0.0; im[j + mm] = 0.0;
                     if (pair) { re1[j + mm] = 0.0; im1[j + mm] = 0.0; }
@@ -395,10 +430,10 @@ static int cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doubl
          *   g(B + t C) = sum_j t^j C^j g^(j)(B) / j!,  B = -lam v, C = i v  (|t C|, |B| <= |tau v| < 2),
          * accumulated as moments; the others are summed as w (e^{i tau v} - 1 - i tau v). */
         for (q = 0; q < nodes; ++q) {
-            double complex y = tau_a * v[q], a, e;
+            dpb_complex y = tau_a * v[q], a, e;
             if (!raw && cabs(tau_b * v[q]) < DPB_CFG_SER) {
-                double complex B = -lam * v[q], C = I * v[q] * tr, gB = dpb_cf_g(-I * B), cp = w[q];
-                double complex e1 = gB + B; /* e^B - 1 */
+                dpb_complex B = -lam * v[q], C = I * v[q] * tr, gB = dpb_cf_g(-I * B), cp = w[q];
+                dpb_complex e1 = gB + B; /* e^B - 1 */
                 int jj;
                 mom[0] += cp * gB;
                 cp *= C;
@@ -456,7 +491,7 @@ static int cf_grid_run(cf_tilted_tables *tb, int raw, long n0, long count, doubl
                 }
             }
             if (!raw) {
-                double complex tau = tt + I * lam, p = 0.0;
+                dpb_complex tau = tt + I * lam, p = 0.0;
                 double x = tt / tr;
                 int jj;
                 for (jj = DPB_CFG_TERMS - 1; jj >= 0; --jj)

@@ -11,7 +11,9 @@
  * multi-versioning; ~1.5x faster, 4-wide instead of 2-wide).  Bit-identical to the baseline:
  * ISO C mode (-std=c99) keeps FP contraction off, and no reassociation is allowed, so both
  * clones perform the same roundings in the same order. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(DPB_NO_CLONES)
+/* glibc only: the clones are dispatched by an ifunc, which musl does not implement. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) \
+    && !defined(DPB_NO_CLONES)
 #define FS_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define FS_CLONES

@@ -13,7 +13,8 @@
 #ifndef DPB_VECMATH_H
 #define DPB_VECMATH_H
 
-#if defined(__x86_64__) && defined(__linux__) && !defined(DPB_NO_LIBMVEC)
+/* __GNUC__ (GCC, clang): dpb_vecmath.c registers the lookup with __attribute__((constructor)). */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(DPB_NO_LIBMVEC)
 #include <emmintrin.h>
 #define DPB_VECMATH_SSE2 1
 typedef __m128d (*dpb_v2fn)(__m128d);
