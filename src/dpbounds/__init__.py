@@ -10,12 +10,10 @@ Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, lognormal_rho3, and ``dpbounds.ufuncs``
     (every compiled ufunc; see docs/accuracy.md).
 """
-import warnings as _warnings
-from typing import Any as _Any
-
 from dpbounds import _ufuncs as ufuncs
 from dpbounds._ufuncs import lognormal_rho3
 from dpbounds._errors import DPBoundsError
+from dpbounds._renamed import RENAMED as _RENAMED, renamed_getattr as _renamed_getattr
 from dpbounds.epochs import compose_delta, per_epoch_delta
 from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
 from dpbounds.tradeoff import (
@@ -126,21 +124,5 @@ __all__ = [
     "ufuncs",
 ]
 
-# Earlier names that broke the one naming rule (C dpb_<name> -> ufunc <name> -> Python <name>);
-# they keep working, with a DeprecationWarning.
-_RENAMED = {
-    "rho3": "lognormal_rho3",
-    "max_gap_gaussian": "gaussian_max_gap",
-    "mu_random_allocation": "gdp_mu_random_allocation",
-    "mu_poisson": "gdp_mu_poisson",
-    "mu_poisson_drs": "gdp_mu_poisson_drs",
-}
-
-
-def __getattr__(name: str) -> _Any:
-    if name in _RENAMED:
-        new = _RENAMED[name]
-        _warnings.warn(f"dpbounds.{name} is deprecated; use dpbounds.{new} (same function)",
-                       DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Earlier names that broke the one naming rule keep working, with a DeprecationWarning.
+__getattr__ = _renamed_getattr("dpbounds", globals(), tuple(_RENAMED))

@@ -27,10 +27,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbounds.epochs import compose_delta
 
-import warnings
-
 from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._dispatch import call
+from dpbounds._renamed import renamed_getattr
 from dpbounds._validation import (
     Constraint,
     as_float_array,
@@ -389,19 +388,5 @@ def gdp_mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLik
 
 
 # ---------------------------------------------------------------- deprecated names
-# Earlier names that broke the one naming rule (C dpb_<name> -> ufunc <name> -> Python <name>).
-_RENAMED = {
-    "max_gap_gaussian": "gaussian_max_gap",
-    "mu_random_allocation": "gdp_mu_random_allocation",
-    "mu_poisson": "gdp_mu_poisson",
-    "mu_poisson_drs": "gdp_mu_poisson_drs",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RENAMED:
-        new = _RENAMED[name]
-        warnings.warn(f"dpbounds.tradeoff.{name} is deprecated; use {new} (same function)",
-                      DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed_getattr("dpbounds.tradeoff", globals(),
+                              ("max_gap_gaussian", "mu_random_allocation", "mu_poisson", "mu_poisson_drs"))
