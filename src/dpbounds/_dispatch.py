@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
-from dpbounds._ufunc_table import by_name
 from dpbounds._validation import Constraint, broadcast, check_constraint, scalar_or_array
 
 __all__ = ["call"]
@@ -25,6 +24,8 @@ def _plan(name: str) -> _Plan:
     # a deterministic function of the (immutable) table: memoising it cannot change an answer
     plan = _PLANS.get(name)
     if plan is None:
+        # the table is imported on first use: `import dpbounds` need not build 62 declarations
+        from dpbounds._ufunc_table import by_name
         spec = by_name(name)
         plan = (getattr(_ufuncs, name), tuple((a.name, a.constraint) for a in spec.args), spec.nout)
         _PLANS[name] = plan
