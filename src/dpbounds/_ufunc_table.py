@@ -27,12 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from dpbounds._errors import STATUS_BITS, status_reasons
+from dpbounds._errors import STATUS_BITS
 from dpbounds._validation import Constraint
 
 __all__ = [
     "Arg", "Accuracy", "UfuncSpec", "UFUNCS", "STATUS_BITS", "CONSTANTS",
-    "by_name", "variant", "status_reasons", "choice_suffix", "stem",
+    "by_name", "choice_suffix", "stem",
 ]
 
 C = Constraint
@@ -405,21 +405,3 @@ def stem(spec: UfuncSpec) -> str:
 def by_name(name: str) -> UfuncSpec:
     """The declaration of ufunc ``name`` (``KeyError`` if there is none)."""
     return _BY_NAME[name]
-
-
-def variant(base: str, **choices: str) -> UfuncSpec:
-    """The declaration of the ufunc that implements ``base`` with the given choices.
-
-    ``variant("rounds_required", coefficient="exact", validity_at="target")`` is
-    ``rounds_required_exact_at_target``.  Only the choices a family declares count.
-    """
-    for u in UFUNCS:
-        stem = u.name
-        if not (stem == base or stem.startswith(base + "_")):
-            continue
-        fixed = dict(u.choices)
-        if fixed and all(choices.get(k) == v for k, v in fixed.items()):
-            return u
-        if not fixed and stem == base:
-            return u
-    raise KeyError(f"no ufunc implements {base} with {choices}")

@@ -131,16 +131,22 @@ def check_closed_unit(name: str, value: Any) -> FArr:
     return check_constraint(name, value, Constraint.CLOSED_UNIT)
 
 
-def check_rounds(name: str, value: Any, minimum: int = 3, integer: bool = True) -> NDArray[np.float64]:
-    """Integer-valued (if ``integer``), finite and >= ``minimum``."""
+_INTEGER_GE = {1: Constraint.INTEGER_GE_1, 2: Constraint.INTEGER_GE_2, 3: Constraint.INTEGER_GE_3}
+
+
+def check_rounds(name: str, value: Any, minimum: int = 3) -> FArr:
+    """Integer-valued, finite and >= ``minimum`` (counts and rounds, as float64 arrays).
+
+    The common minimums are the table's ``INTEGER_GE_*`` constraints; other minimums (lattice
+    sizes) use the same rule with their own bound.
+    """
+    constraint = _INTEGER_GE.get(minimum)
+    if constraint is not None:
+        return check_constraint(name, value, constraint)
     arr = as_float_array(name, value)
     with np.errstate(invalid="ignore"):
-        ok = np.isfinite(arr) & (arr >= minimum)
-        rule = f"finite and >= {minimum}"
-        if integer:
-            ok &= arr == np.floor(arr)
-            rule = f"an integer >= {minimum}"
-    check(name, arr, ok, rule)
+        ok = np.isfinite(arr) & (arr >= minimum) & (arr == np.floor(arr))
+    check(name, arr, ok, f"an integer >= {minimum}")
     return arr
 
 

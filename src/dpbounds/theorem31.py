@@ -13,7 +13,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
-from dpbounds._dispatch import call
 from dpbounds._errors import STATUS_BITS, DPBoundsError, status_reasons
 from dpbounds._kernels import (  # type: ignore[attr-defined, unused-ignore]
     delta_bound,
@@ -117,8 +116,7 @@ def delta_bound_terms(sigma: Any, rounds: Any, coefficient: str = "exact") -> tu
     """
     coefficient = check_choice("coefficient", coefficient, _COEFFICIENTS)
     s, m = broadcast(sigma=check_finite_positive("sigma", sigma), rounds=check_rounds("rounds", rounds))
-    terms: tuple[Any, ...] = call(f"delta_terms_{coefficient}", sigma=s, rounds=m)
-    return terms
+    return tuple(scalar_or_array(t) for t in getattr(_ufuncs, f"delta_terms_{coefficient}")(s, m))
 
 
 def _reason(code: int) -> str:
