@@ -331,3 +331,4 @@ def test_claim_rdp_worse_than_baselines_at_small_k_for_the_gaussian(profile, con
         for k in (2, 5):
             best = min(comp.subsampled_epsilon(k, method="naive", **kw), comp.subsampled_epsilon(k, **kw))
             assert _rdp_epsilon(sigma, k, conversion) > best
+
