@@ -50,7 +50,7 @@ from dpbounds.accountant import (
     gap_ratio,
     tradeoff_exact,
 )
-from dpbounds import rdp
+from dpbounds import composition, rdp
 from dpbounds import sampling
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
@@ -96,6 +96,7 @@ __all__ = [
     "gdp_mu_poisson_drs",
     "gdp_mu_random_allocation",
     "multi_epoch_tradeoff",
+    "composition",
     "rdp",
     "sampling",
     "sep",
