@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from dpbounds._errors import DPBoundsError
+from dpbounds._errors import DPBoundsError, PrecisionWarning
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
+from dpbounds.accountant._envelope import evaluate, refine
 from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
@@ -165,14 +167,39 @@ class RandomAllocationPLD:
                               estimated=self._estimated(),
                               note=self._memory_note(needed) if needed else "", warn=False)
 
-    def tradeoff_lower(self, a: Any, n_eps: int = 400) -> Any:
+    def tradeoff_lower(self, a: Any, n_eps: int | None = None, *, tol: float = 1e-4) -> Any:
         """Certified lower bound on the E-epoch mechanism's trade-off curve (symmetrised, both directions).
 
         Uses the (eps, delta) duality f(a) >= sup_eps max{0, 1 - delta(eps) - e^eps a,
-        e^{-eps} (1 - delta(eps) - a)} with the certified *upper* delta(eps) on an eps grid of
-        ``n_eps`` points (any grid gives a valid bound; a finer grid a tighter one).
+        e^{-eps} (1 - delta(eps) - a)} with the certified *upper* delta(eps) on a grid of eps:
+        the maximum over any grid is a certified lower bound (a convex polygon below the curve);
+        the grid decides only how tight it is.
+
+        Parameters
+        ----------
+        a : array_like in [0, 1]
+        n_eps : int, optional
+            A uniform grid of ``n_eps`` >= 2 points (the behaviour before the grid was refined
+            adaptively).  Default: adaptive, see ``tol``.
+        tol : float in (0, 1)
+            Default grid: eps intervals are bisected until, at every a in [0, 1], the bound is
+            within ``tol`` (absolute) of the envelope of the supporting lines of *all* eps >= 0
+            (bounded per interval from the end values, delta being non-increasing in eps).  The
+            grid does not depend on ``a``, so each value is a function of its own a only.
+            Where 2**14 points do not reach ``tol`` a :class:`dpbounds.PrecisionWarning` gives
+            the gap reached.  The envelope itself sits below the true curve by what the
+            delta(eps) bracket's width (``tolerance``) allows.
         """
         av = V.check_closed_unit("a", a)
+        if n_eps is not None:
+            n_eps = V.check_count("n_eps", n_eps, minimum=2)
+        tol = float(V.check_open_unit("tol", tol))
+        eps, d_up = self._supporting_grid(n_eps, tol)
+        f = evaluate(np.atleast_1d(av).ravel(), eps, d_up)
+        return V.scalar_or_array(f.reshape(np.shape(av)))
+
+    def _supporting_grid(self, n_eps: int | None, tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """(eps grid, certified upper delta on it) for :meth:`tradeoff_lower`."""
         fn: Callable[[float], tuple[float, float]]
         if self.epochs == 1:
             fn = self._delta1
@@ -186,14 +213,15 @@ class RandomAllocationPLD:
         e_max = 1.0
         while fn(e_max)[1] > 1e-12 and e_max < 200:
             e_max *= 2
-        eps = np.linspace(0.0, e_max, n_eps)
-        d_up = np.array([fn(float(e))[1] for e in eps])
-        x = np.atleast_1d(av).ravel()[:, None]
-        with np.errstate(over="ignore"):
-            c1 = 1.0 - d_up[None, :] - np.exp(eps)[None, :] * x
-            c2 = np.exp(-eps)[None, :] * (1.0 - d_up[None, :] - x)
-        f = np.max(np.maximum(np.maximum(c1, c2), 0.0), axis=1)
-        return V.scalar_or_array(f.reshape(np.shape(av)))
+        if n_eps is not None:
+            eps = np.linspace(0.0, e_max, n_eps)
+            return eps, np.array([fn(float(e))[1] for e in eps])
+        eps, d_up, gap = refine(lambda e: fn(e)[1], e_max, tol)
+        if gap > tol:
+            warnings.warn(f"the trade-off lower bound is within {gap:.3g} of the envelope of its "
+                          f"supporting lines, not tol={tol:g} ({eps.size} eps points)",
+                          PrecisionWarning, stacklevel=3)
+        return eps, d_up
 
     def epsilon(self, delta: float) -> PrivacyBracket:
         """Certified bracket [lower, upper] of epsilon(delta).
