@@ -301,3 +301,15 @@ def test_parse_sigma():
         parse_sigma("1:2:0")
     with pytest.raises(DPBoundsError, match="must be a list"):
         parse_sigma("1:2:3:cubic")
+
+
+def test_exact_bracket_containing_the_target_is_said():
+    # a target delta inside the certified bracket at M = m: the upper end decides (M = m is not
+    # certified), and the plan says that the true delta might have admitted a smaller M
+    m = dpbounds.plan(10_000, accountant="exact", epsilon=1.0, delta=1e-3, sigma=1.0).rounds[0]
+    lo, hi = RandomAllocationAccountant(1.0, int(m), epochs=1).get_delta_bracket(1.0)
+    assert lo < hi
+    p = dpbounds.plan(10_000, accountant="exact", epsilon=1.0, delta=0.5 * (lo + hi), sigma=1.0)
+    assert p.rounds[0] == m + 1 and "a certified bracket of delta contained the target" in p.method
+    assert "contained the target" not in dpbounds.plan(10_000, accountant="exact", epsilon=1.0, delta=hi,
+                                                       sigma=1.0).method

@@ -267,6 +267,9 @@ class _Exact:
         self.m_max = int(min(n, ROUNDS_MAX))
         self.capped = n > ROUNDS_MAX
         self._seen: dict[tuple[float, int], float] = {}
+        #: some bracket straddled the target delta: its upper end decided (conservatively) against
+        #: an M that its lower end would admit
+        self.undecided = False
 
     def achieved(self, sigma: float, m: float) -> float:
         """Upper end of the certified bracket of delta(epsilon) after E epochs of M rounds."""
@@ -277,7 +280,9 @@ class _Exact:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrecisionWarning)  # the upper end stays certified
                 acc = RandomAllocationAccountant(sigma, int(m), epochs=self.epochs, tolerance=self.tolerance)
-                self._seen[key] = acc.get_delta_bracket(self.epsilon).upper
+                bracket = acc.get_delta_bracket(self.epsilon)
+            self.undecided |= bracket.lower <= self.delta < bracket.upper
+            self._seen[key] = bracket.upper
         return self._seen[key]
 
     def admits(self, sigma: float, m: float) -> bool:
@@ -450,6 +455,9 @@ def plan(dataset_size: int, *, delta: float | None = None, epsilon: float | None
     optimum = search.optimise(grid, r, accountant)
 
     t31: FArr | None = None
+    if isinstance(target, _Exact) and target.undecided:
+        method += ("; NOTE: a certified bracket of delta contained the target, so an M may be larger than the "
+                   "smallest the true delta admits (each M shown is admissible; a smaller tolerance decides)")
     if accountant == "exact":
         t31 = _readonly(_Theorem31(n, d, e, coefficient).rounds_many(grid))
     with np.errstate(invalid="ignore"):
