@@ -308,9 +308,7 @@ class _Exact:
         lo_s, hi_s = self.sigma_range
         if not lo_s <= sigma <= hi_s:
             return math.nan, math.nan, f"sigma outside the exact accountant's range [{lo_s:g}, {hi_s:g}]"
-        lo, hi = _ROUNDS_MIN["exact"], self.m_max
-        if lo > hi:
-            return math.nan, math.nan, f"dataset_size = {self.n} < {lo}: no M in [{lo}, N]"
+        lo, hi = _ROUNDS_MIN["exact"], self.m_max  # hi >= 2: plan() requires dataset_size >= 2
         d_hi = self.achieved(sigma, hi)
         if d_hi > self.delta:
             limit = "M = N" if not self.capped else "M = 1e9 (the exact accountant's largest)"
