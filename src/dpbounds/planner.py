@@ -24,7 +24,6 @@ from dpbounds._errors import DPBoundsError, PrecisionWarning
 __all__ = ["Plan", "PlanPoint", "plan"]
 
 FArr = NDArray[np.float64]
-_Coef = Literal["exact", "simplified"]
 
 _ACCOUNTANTS = ("theorem31", "exact")
 _OBJECTIVES = ("noise", "batch_size")
@@ -227,7 +226,8 @@ class _Theorem31:
 
     def __init__(self, n: int, delta: float, epochs: int, coefficient: str) -> None:
         self.n, self.delta, self.epochs = n, delta, epochs
-        self.coefficient = cast(_Coef, coefficient)  # checked by plan() against _COEFFICIENTS
+        # checked by plan() against _COEFFICIENTS
+        self.coefficient = cast(Literal["exact", "simplified"], coefficient)
 
     def rounds_many(self, sigma: FArr) -> FArr:
         from dpbounds.theorem31 import rounds_required
