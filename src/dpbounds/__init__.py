@@ -40,6 +40,7 @@ from dpbounds.tradeoff import (
 from dpbounds.curve import TradeoffCurve
 from dpbounds._errors import PrecisionWarning
 from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
+from dpbounds.planner import Plan, PlanPoint, plan
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant import (
     PoissonAccountant,
@@ -73,6 +74,9 @@ __all__ = [
     "calibrate_noise",
     "calibrate_epochs",
     "calibrate_batch_size",
+    "Plan",
+    "PlanPoint",
+    "plan",
     "PoissonAccountant",
     "PrivacyAccountant",
     "PrivacyBracket",
