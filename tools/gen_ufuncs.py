@@ -95,6 +95,49 @@ def _py_str(text: str) -> str:
         raise ValueError(f"docstring needs escaping: {text!r}")
     return text
 
+_C_PTR = {"double": "double", "int": "int", "signed char": "signed char"}
+
+
+def _render_loop(u: Any) -> list[str]:
+    """The inner loop of one (non-paired) ufunc: blocks of elements, a look for Ctrl-C between them.
+
+    numpy's legacy loop signature; the C function is called element by element exactly as a
+    ``@cython.ufunc`` loop would (so results are bit-identical to it), and between blocks
+    ``dpb_watch_stop`` (dpbounds/_interrupt.pxd) may stop the loop with an exception set.
+    """
+    nin, nout = u.nin, u.nout
+    nargs = nin + nout
+    head = [f"cdef void _loop_{u.name}(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, "
+            "void *data) noexcept nogil:",
+            "    cdef cnp.npy_intp i = 0, end, n = dims[0]",
+            *[f"    cdef char *p{k} = args[{k}]" for k in range(nargs)],
+            *[f"    cdef cnp.npy_intp s{k} = steps[{k}]" for k in range(nargs)],
+            "    cdef dpb_watch w"]
+    if nout > 1:
+        head.append(f"    cdef {u.outputs[0]} r[{nout}]")
+    ins = [f"(<{a.c_type} *>p{k})[0]" for k, a in enumerate(u.args)]
+    call = f"{u.c_function}({', '.join(ins + list(u.fixed))}" + (", r)" if nout > 1 else ")")
+    if nout == 1:
+        body = [f"            (<{_C_PTR[u.outputs[0]]} *>p{nin})[0] = {call}"]
+    else:
+        body = [f"            {call}"] + [f"            (<{_C_PTR[t]} *>p{nin + j})[0] = r[{j}]"
+                                           for j, t in enumerate(u.outputs)]
+    return head + [
+        "    dpb_watch_start(&w)",
+        "    while i < n:",
+        "        end = dpb_watch_block_end(&w, i, n)",
+        "        while i < end:",
+        *body,
+        *[f"            p{k} += s{k}" for k in range(nargs)],
+        "            i += 1",
+        "        if i < n and dpb_watch_stop(&w):",
+        "            return",
+        ""]
+
+
+def _type_codes(u: Any) -> str:
+    return ", ".join(_NPY_TYPES[t] for t in ["double"] * u.nin + list(u.outputs))
+
 
 def render_pyx(table: Any) -> str:
     out = [f"# {HEADER}", "# cython: language_level=3", '"""Raw numpy ufuncs over the C core (csrc/), generated from one declaration.',
@@ -104,10 +147,13 @@ def render_pyx(table: Any) -> str:
            "(dask and xarray arrays pass through lazily).  Following numpy conventions these kernels",
            "never raise: NaN in gives NaN out, and arguments outside a function's domain give NaN.",
            "The validated functions of :mod:`dpbounds` check their arguments and raise instead.",
+           "The one exception is Ctrl-C: every loop looks for a pending signal at least every 20 ms",
+           "(dpbounds/_interrupt.pxd) and stops with ``KeyboardInterrupt``, leaving an ``out=``",
+           "array partly written.",
            '"""',
-           "cimport cython",
            "cimport numpy as cnp",
            "from dpbounds._core cimport *",
+           "from dpbounds._interrupt cimport dpb_watch, dpb_watch_start, dpb_watch_block_end, dpb_watch_stop",
            "",
            'cdef extern from "dpb_status.h" nogil:',
            "    enum:",
@@ -136,41 +182,60 @@ def render_pyx(table: Any) -> str:
             out += ["", f"# {'-' * 64} {_GROUP_TITLES.get(group, group)}"]
         if u.loop == "t31":
             continue
-        params = ", ".join(f"{a.c_type} {a.name}" for a in u.args)
-        call_args = [a.name for a in u.args] + list(u.fixed)
-        doc = "\n".join(("    " + ln) if ln else "" for ln in _py_str(docstring(u)).split("\n")).lstrip()
-        if u.nout == 1:
-            ret = u.outputs[0]
-            out += ["@cython.ufunc",
-                    f"cdef {ret} {u.name}({params}) noexcept nogil:",
-                    f'    """{doc}',
-                    '    """',
-                    f"    return {u.c_function}({', '.join(call_args)})", ""]
-        else:
-            if len(set(u.outputs)) != 1:
-                raise ValueError(f"{u.name}: mixed output types need a custom loop")
-            ct = u.outputs[0]
-            out += ["@cython.ufunc",
-                    f"cdef ({', '.join([ct] * u.nout)}) {u.name}({params}) noexcept nogil:",
-                    f'    """{doc}',
-                    '    """',
-                    f"    cdef {ct} r[{u.nout}]",
-                    f"    {u.c_function}({', '.join(call_args + ['r'])})",
-                    f"    return {', '.join(f'r[{k}]' for k in range(u.nout))}", ""]
+        out += _render_loop(u)
+    plain = [u for u in table.UFUNCS if u.loop != "t31"]
+    maxargs = max(u.nin + u.nout for u in table.UFUNCS)
+    out += ["",
+            "# Registration: one float64 loop per ufunc (inputs are cast to double by numpy).",
+            f"cdef cnp.PyUFuncGenericFunction _funcs[{len(plain)}]",
+            f"cdef void *_no_data[{len(plain)}]",
+            f"cdef char _types[{len(plain)}][{maxargs}]",
+            "_keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)",
+            "",
+            "cdef object _register(int k, int nin, int nout, tuple types, str name, str doc):",
+            "    cdef bytes bname = name.encode(), bdoc = doc.encode()",
+            "    _keep.extend((bname, bdoc))",
+            "    for j, t in enumerate(types):",
+            "        _types[k][j] = t",
+            "    _no_data[k] = NULL",
+            "    return cnp.PyUFunc_FromFuncAndData(&_funcs[k], &_no_data[k], _types[k], 1, nin, nout,",
+            "                                       cnp.PyUFunc_None, bname, bdoc, 0)",
+            ""]
+    for k, u in enumerate(plain):
+        doc = _py_str("\n".join(("    " + ln) if ln else "" for ln in docstring(u).split("\n")).lstrip() + "\n    ")
+        out.append(f"_funcs[{k}] = <cnp.PyUFuncGenericFunction>_loop_{u.name}")
+        out.append(f"{u.name} = _register({k}, {u.nin}, {u.nout}, ({_type_codes(u)},), {u.name!r},")
+        out.append(f"    {doc!r})")
     if t31:
         out += ["",
                 "# Theorem 3.1 loops: dpb_t31_eval_n evaluates two points at a time (2-wide vector",
                 "# transcendental calls), each bit-identical to the scalar C function named in the table,",
                 "# so these are registered with PyUFunc_FromFuncAndData; data = coefficient | (mode << 1).",
-                "cdef void _loop_t31(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:",
+                "# It is called on blocks of elements with a look for Ctrl-C in between (_interrupt.pxd).",
+                "cdef void _t31_blocks(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data,",
+                "                      bint with_status) noexcept nogil:",
                 "    cdef long flags = <long>data",
-                "    dpb_t31_eval_n(args[0], steps[0], args[1], steps[1], args[2], steps[2], NULL, 0,",
-                "                   dims[0], <int>(flags & 1), <int>(flags >> 1))",
+                "    cdef cnp.npy_intp i = 0, end, n = dims[0]",
+                "    cdef char *status = NULL",
+                "    cdef cnp.npy_intp status_step = 0",
+                "    cdef dpb_watch w",
+                "    dpb_watch_start(&w)",
+                "    while i < n:",
+                "        end = dpb_watch_block_end(&w, i, n)",
+                "        if with_status:",
+                "            status, status_step = args[3] + i * steps[3], steps[3]",
+                "        dpb_t31_eval_n(args[0] + i * steps[0], steps[0], args[1] + i * steps[1], steps[1],",
+                "                       args[2] + i * steps[2], steps[2], status, status_step,",
+                "                       end - i, <int>(flags & 1), <int>(flags >> 1))",
+                "        i = end",
+                "        if i < n and dpb_watch_stop(&w):",
+                "            return",
+                "",
+                "cdef void _loop_t31(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:",
+                "    _t31_blocks(args, dims, steps, data, False)",
                 "",
                 "cdef void _loop_t31_status(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:",
-                "    cdef long flags = <long>data",
-                "    dpb_t31_eval_n(args[0], steps[0], args[1], steps[1], args[2], steps[2], args[3], steps[3],",
-                "                   dims[0], <int>(flags & 1), <int>(flags >> 1))",
+                "    _t31_blocks(args, dims, steps, data, True)",
                 "",
                 "cdef cnp.PyUFuncGenericFunction _t31_loops[1]",
                 "cdef cnp.PyUFuncGenericFunction _t31_status_loops[1]",
@@ -178,7 +243,6 @@ def render_pyx(table: Any) -> str:
                 "_t31_status_loops[0] = <cnp.PyUFuncGenericFunction>_loop_t31_status",
                 f"cdef char _t31_types[{len(t31)}][4]",
                 f"cdef void *_t31_data[{len(t31)}]",
-                "_keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)",
                 "",
                 "cdef object _make_t31(int k, int coefficient, int mode, int nout, str name, str doc):",
                 "    cdef bytes bname = name.encode(), bdoc = doc.encode()",

@@ -7,10 +7,13 @@ Every function here is a genuine ``numpy.ufunc``: it broadcasts, accepts ``out=`
 (dask and xarray arrays pass through lazily).  Following numpy conventions these kernels
 never raise: NaN in gives NaN out, and arguments outside a function's domain give NaN.
 The validated functions of :mod:`dpbounds` check their arguments and raise instead.
+The one exception is Ctrl-C: every loop looks for a pending signal at least every 20 ms
+(dpbounds/_interrupt.pxd) and stops with ``KeyboardInterrupt``, leaving an ``out=``
+array partly written.
 """
-cimport cython
 cimport numpy as cnp
 from dpbounds._core cimport *
+from dpbounds._interrupt cimport dpb_watch, dpb_watch_start, dpb_watch_block_end, dpb_watch_stop
 
 cdef extern from "dpb_status.h" nogil:
     enum:
@@ -44,746 +47,1493 @@ STATUS_BITS = (
 
 
 # ---------------------------------------------------------------- Normal distribution
-@cython.ufunc
-cdef double ndtr(double x) noexcept nogil:
-    """Standard normal CDF Phi(x); subnormal results below x = -37.5.
+cdef void _loop_ndtr(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_ndtr((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        x: any real number or NaN
-    Accuracy: <= 4 ulp (relative) for x in [-37.5, 8.3].
-    Python API: dpbounds.ndtr.
-    C function: dpb_ndtr.
-    """
-    return dpb_ndtr(x)
+cdef void _loop_log_ndtr(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_log_ndtr((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double log_ndtr(double x) noexcept nogil:
-    """log Phi(x), without underflow in the lower tail.
+cdef void _loop_ndtri(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_ndtri((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        x: any real number or NaN
-    Accuracy: <= 4 ulp (relative) for x in [-1e5, 8].
-    Python API: dpbounds.log_ndtr.
-    C function: dpb_log_ndtr.
-    """
-    return dpb_log_ndtr(x)
+cdef void _loop_ndtri_complement(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_ndtri_complement((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double ndtri(double p) noexcept nogil:
-    """Inverse normal CDF Phi^{-1}(p); -inf at 0, inf at 1, NaN outside [0, 1].
+cdef void _loop_normal_pdf(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_normal_pdf((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        p: in [0, 1]
-    Accuracy: <= 4 ulp (relative) for p in [1e-300, 1 - 2**-53] and subnormal p.
-    Python API: dpbounds.ndtri.
-    C function: dpb_ndtri.
-    """
-    return dpb_ndtri(p)
-
-@cython.ufunc
-cdef double ndtri_complement(double a) noexcept nogil:
-    """Phi^{-1}(1 - a) = -Phi^{-1}(a), without cancellation for tiny a.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-    Accuracy: <= 4 ulp (relative) for a in [1e-300, 1 - 2**-53].
-    Python API: dpbounds.ndtri_complement.
-    C function: dpb_ndtri_complement.
-    """
-    return dpb_ndtri_complement(a)
-
-@cython.ufunc
-cdef double normal_pdf(double x) noexcept nogil:
-    """Standard normal density n(x) = exp(-x^2/2)/sqrt(2 pi).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        x: any real number or NaN
-    Accuracy: <= 4 ulp (relative) for x in [-38, 38].
-    Python API: dpbounds.normal_pdf.
-    C function: dpb_normal_pdf.
-    """
-    return dpb_normal_pdf(x)
-
-@cython.ufunc
-cdef double normal_mills(double x) noexcept nogil:
-    """Lower-tail Mills ratio R(x) = Phi(x)/n(x).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        x: any real number or NaN
-    Accuracy: <= 8 ulp (relative) for x in [-1e4, 38].
-    C function: dpb_normal_mills.
-    """
-    return dpb_normal_mills(x)
+cdef void _loop_normal_mills(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_normal_mills((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
 
 # ---------------------------------------------------------------- Lognormal likelihood ratio
-@cython.ufunc
-cdef double lognormal_variance(double sigma) noexcept nogil:
-    """Var Y = e^{1/sigma^2} - 1 for the per-round likelihood ratio Y = exp(X/sigma - 1/(2 sigma^2)).
+cdef void _loop_lognormal_variance(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_lognormal_variance((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].
-    C function: dpb_lognormal_variance.
-    """
-    return dpb_lognormal_variance(sigma)
+cdef void _loop_lognormal_mu3(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_lognormal_mu3((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double lognormal_mu3(double sigma) noexcept nogil:
-    """Third central moment of Y; inf where it exceeds the double range (sigma < 0.0685).
+cdef void _loop_lognormal_mu4(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_lognormal_mu4((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].
-    C function: dpb_lognormal_mu3.
-    """
-    return dpb_lognormal_mu3(sigma)
+cdef void _loop_lognormal_rho3(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_lognormal_rho3((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double lognormal_mu4(double sigma) noexcept nogil:
-    """Fourth central moment of Y; inf where it exceeds the double range (sigma < 0.0915).
+cdef void _loop_coef_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_coef_simplified((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].
-    C function: dpb_lognormal_mu4.
-    """
-    return dpb_lognormal_mu4(sigma)
-
-@cython.ufunc
-cdef double lognormal_rho3(double sigma) noexcept nogil:
-    """Exact third absolute central moment rho^3 = E|Y - 1|^3 of the likelihood ratio.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].
-    Python API: dpbounds.lognormal_rho3.
-    C function: dpb_lognormal_rho3.
-    """
-    return dpb_lognormal_rho3(sigma)
-
-@cython.ufunc
-cdef double coef_simplified(double sigma) noexcept nogil:
-    """(w^3 + 4)/(w - 1)^2 with w = e^{1/sigma^2}: the coefficient of Theorem 3.1 as stated.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].
-    C function: dpb_coef_simplified.
-    """
-    return dpb_coef_simplified(sigma)
-
-@cython.ufunc
-cdef double coef_exact(double sigma) noexcept nogil:
-    """rho^3/(w - 1)^2: the coefficient with the exact third absolute moment (smaller, equally valid).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].
-    C function: dpb_coef_exact.
-    """
-    return dpb_coef_exact(sigma)
+cdef void _loop_coef_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p1)[0] = dpb_coef_exact((<double *>p0)[0])
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
 
 # ---------------------------------------------------------------- Theorem 3.1 (random allocation, one epoch)
-@cython.ufunc
-cdef (double, double, double, double, double, double) delta_terms_simplified(double sigma, double rounds) noexcept nogil:
-    """The six terms T1..T6 of delta_min (coef_simplified).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        rounds: any real number or NaN
-    Outputs: 6 (double, double, double, double, double, double).
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].
-    C function: dpb_delta_terms.
-    """
+cdef void _loop_delta_terms_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef char *p4 = args[4]
+    cdef char *p5 = args[5]
+    cdef char *p6 = args[6]
+    cdef char *p7 = args[7]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef cnp.npy_intp s4 = steps[4]
+    cdef cnp.npy_intp s5 = steps[5]
+    cdef cnp.npy_intp s6 = steps[6]
+    cdef cnp.npy_intp s7 = steps[7]
+    cdef dpb_watch w
     cdef double r[6]
-    dpb_delta_terms(sigma, rounds, DPB_COEF_SIMPLIFIED, r)
-    return r[0], r[1], r[2], r[3], r[4], r[5]
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            dpb_delta_terms((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED, r)
+            (<double *>p2)[0] = r[0]
+            (<double *>p3)[0] = r[1]
+            (<double *>p4)[0] = r[2]
+            (<double *>p5)[0] = r[3]
+            (<double *>p6)[0] = r[4]
+            (<double *>p7)[0] = r[5]
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            p4 += s4
+            p5 += s5
+            p6 += s6
+            p7 += s7
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef (double, double, double, double, double, double) delta_terms_exact(double sigma, double rounds) noexcept nogil:
-    """The six terms T1..T6 of delta_min (coef_exact).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        rounds: any real number or NaN
-    Outputs: 6 (double, double, double, double, double, double).
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].
-    C function: dpb_delta_terms.
-    """
+cdef void _loop_delta_terms_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef char *p4 = args[4]
+    cdef char *p5 = args[5]
+    cdef char *p6 = args[6]
+    cdef char *p7 = args[7]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef cnp.npy_intp s4 = steps[4]
+    cdef cnp.npy_intp s5 = steps[5]
+    cdef cnp.npy_intp s6 = steps[6]
+    cdef cnp.npy_intp s7 = steps[7]
+    cdef dpb_watch w
     cdef double r[6]
-    dpb_delta_terms(sigma, rounds, DPB_COEF_EXACT, r)
-    return r[0], r[1], r[2], r[3], r[4], r[5]
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            dpb_delta_terms((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT, r)
+            (<double *>p2)[0] = r[0]
+            (<double *>p3)[0] = r[1]
+            (<double *>p4)[0] = r[2]
+            (<double *>p5)[0] = r[3]
+            (<double *>p6)[0] = r[4]
+            (<double *>p7)[0] = r[5]
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            p4 += s4
+            p5 += s5
+            p6 += s6
+            p7 += s7
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef int theorem31_status_simplified(double sigma, double rounds, double delta) noexcept nogil:
-    """Bitmask of the reasons Theorem 3.1 (coef_simplified) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.
+cdef void _loop_theorem31_status_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<int *>p3)[0] = dpb_theorem31_status((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_SIMPLIFIED)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: any real number or NaN
-        rounds: any real number or NaN
-        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)
-    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).
-    C function: dpb_theorem31_status.
-    """
-    return dpb_theorem31_status(sigma, rounds, delta, DPB_COEF_SIMPLIFIED)
-
-@cython.ufunc
-cdef int theorem31_status_exact(double sigma, double rounds, double delta) noexcept nogil:
-    """Bitmask of the reasons Theorem 3.1 (coef_exact) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: any real number or NaN
-        rounds: any real number or NaN
-        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)
-    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).
-    C function: dpb_theorem31_status.
-    """
-    return dpb_theorem31_status(sigma, rounds, delta, DPB_COEF_EXACT)
+cdef void _loop_theorem31_status_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<int *>p3)[0] = dpb_theorem31_status((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_EXACT)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
 
 # ---------------------------------------------------------------- Rounds, dataset size, epochs
-@cython.ufunc
-cdef double rounds_closed_form_simplified(double sigma, double delta) noexcept nogil:
-    """Closed-form rounds (eq. (4)) 1 + ((2 B coef sqrt(w-1) + sqrt((w-1)/(2 pi)))/delta)^2, coef_simplified.
+cdef void _loop_rounds_closed_form_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rounds_closed_form((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        delta: in the open interval (0, 1)
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], delta in [1e-12, 0.5].
-    Python API: dpbounds.rounds_closed_form.
-    C function: dpb_rounds_closed_form.
-    """
-    return dpb_rounds_closed_form(sigma, delta, DPB_COEF_SIMPLIFIED)
+cdef void _loop_rounds_closed_form_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rounds_closed_form((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rounds_closed_form_exact(double sigma, double delta) noexcept nogil:
-    """Closed-form rounds (eq. (4)) 1 + ((2 B coef sqrt(w-1) + sqrt((w-1)/(2 pi)))/delta)^2, coef_exact.
+cdef void _loop_rounds_required_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED, 0)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        delta: in the open interval (0, 1)
-    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], delta in [1e-12, 0.5].
-    Python API: dpbounds.rounds_closed_form.
-    C function: dpb_rounds_closed_form.
-    """
-    return dpb_rounds_closed_form(sigma, delta, DPB_COEF_EXACT)
+cdef void _loop_rounds_required_simplified_at_target(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED, 1)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rounds_required_simplified(double sigma, double delta) noexcept nogil:
-    """Smallest integer M with delta_min(sigma, M) <= delta (coef_simplified) and Theorem 3.1 valid (condition (2) at delta_min); inf if none <= 2**53.
+cdef void _loop_rounds_required_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT, 0)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        delta: in the open interval (0, 1)
-    Python API: dpbounds.rounds_required.
-    C function: dpb_rounds_required.
-    """
-    return dpb_rounds_required(sigma, delta, DPB_COEF_SIMPLIFIED, 0)
+cdef void _loop_rounds_required_exact_at_target(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT, 1)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rounds_required_simplified_at_target(double sigma, double delta) noexcept nogil:
-    """Smallest integer M with delta_min(sigma, M) <= delta (coef_simplified) and Theorem 3.1 valid (condition (2) at the target delta); inf if none <= 2**53.
+cdef void _loop_min_dataset_size(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef char *p4 = args[4]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef cnp.npy_intp s4 = steps[4]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p4)[0] = dpb_min_dataset_size((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], (<double *>p3)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            p4 += s4
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        delta: in the open interval (0, 1)
-    Python API: dpbounds.rounds_required.
-    C function: dpb_rounds_required.
-    """
-    return dpb_rounds_required(sigma, delta, DPB_COEF_SIMPLIFIED, 1)
+cdef void _loop_compose_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_compose_delta((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rounds_required_exact(double sigma, double delta) noexcept nogil:
-    """Smallest integer M with delta_min(sigma, M) <= delta (coef_exact) and Theorem 3.1 valid (condition (2) at delta_min); inf if none <= 2**53.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        delta: in the open interval (0, 1)
-    Python API: dpbounds.rounds_required.
-    C function: dpb_rounds_required.
-    """
-    return dpb_rounds_required(sigma, delta, DPB_COEF_EXACT, 0)
-
-@cython.ufunc
-cdef double rounds_required_exact_at_target(double sigma, double delta) noexcept nogil:
-    """Smallest integer M with delta_min(sigma, M) <= delta (coef_exact) and Theorem 3.1 valid (condition (2) at the target delta); inf if none <= 2**53.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        delta: in the open interval (0, 1)
-    Python API: dpbounds.rounds_required.
-    C function: dpb_rounds_required.
-    """
-    return dpb_rounds_required(sigma, delta, DPB_COEF_EXACT, 1)
-
-@cython.ufunc
-cdef double min_dataset_size(double sigma, double rounds, double clip_norm, double noise_ratio) noexcept nogil:
-    """N = clip_norm * sigma * M / noise_ratio.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        rounds: an integer >= 1
-        clip_norm: finite and > 0
-        noise_ratio: finite and > 0
-    Python API: dpbounds.min_dataset_size.
-    C function: dpb_min_dataset_size.
-    """
-    return dpb_min_dataset_size(sigma, rounds, clip_norm, noise_ratio)
-
-@cython.ufunc
-cdef double compose_delta(double delta, double epochs) noexcept nogil:
-    """1 - (1 - delta)^E: the delta of f_{0,delta} composed E times.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        delta: in [0, 1]
-        epochs: an integer >= 1
-    Accuracy: <= 1e-15 relative error for delta in [1e-300, 1), E in [1, 1e15].
-    Python API: dpbounds.compose_delta.
-    C function: dpb_compose_delta.
-    """
-    return dpb_compose_delta(delta, epochs)
-
-@cython.ufunc
-cdef double per_epoch_delta(double delta_total, double epochs) noexcept nogil:
-    """1 - (1 - delta_total)^(1/E): the per-epoch delta giving delta_total after E epochs.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        delta_total: in [0, 1]
-        epochs: an integer >= 1
-    Accuracy: <= 1e-15 relative error for delta in [1e-300, 1), E in [1, 1e15].
-    Python API: dpbounds.per_epoch_delta.
-    C function: dpb_per_epoch_delta.
-    """
-    return dpb_per_epoch_delta(delta_total, epochs)
+cdef void _loop_per_epoch_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_per_epoch_delta((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
 
 # ---------------------------------------------------------------- Trade-off curves
-@cython.ufunc
-cdef double gaussian_tradeoff(double a, double mu) noexcept nogil:
-    """G_mu(a) = Phi(Phi^{-1}(1 - a) - mu); NaN for a outside [0, 1] or mu < 0.
+cdef void _loop_gaussian_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_gaussian_tradeoff((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        mu: >= 0
-    Accuracy: <= 2e-13 relative error for G >= 1e-300, a in [1e-300, 1 - 1e-16], mu in [0, 30].
-    Python API: dpbounds.gaussian_tradeoff.
-    C function: dpb_gaussian_tradeoff.
-    """
-    return dpb_gaussian_tradeoff(a, mu)
+cdef void _loop_f0delta_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_f0delta_tradeoff((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double f0delta_tradeoff(double a, double delta) noexcept nogil:
-    """f_{0,delta}(a) = max(1 - a - delta, 0): one rounding of (1 - a) - delta.
+cdef void _loop_gaussian_f0delta_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_gaussian_f0delta_tradeoff((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        delta: in [0, 1]
-    Python API: dpbounds.f0delta_tradeoff.
-    C function: dpb_f0delta_tradeoff.
-    """
-    return dpb_f0delta_tradeoff(a, delta)
+cdef void _loop_multi_epoch_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_multi_epoch_tradeoff((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double gaussian_f0delta_tradeoff(double a, double mu, double delta) noexcept nogil:
-    """(G_mu (x) f_{0,delta})(a) = (1 - delta) G_mu(a/(1 - delta)) for a <= 1 - delta, else 0.
+cdef void _loop_gaussian_max_gap(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_gaussian_max_gap((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        mu: >= 0
-        delta: in [0, 1]
-    Python API: dpbounds.gaussian_f0delta_tradeoff.
-    C function: dpb_gaussian_f0delta_tradeoff.
-    """
-    return dpb_gaussian_f0delta_tradeoff(a, mu, delta)
+cdef void _loop_tradeoff_clt(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_tradeoff_clt((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], 0)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double multi_epoch_tradeoff(double a, double delta, double epochs) noexcept nogil:
-    """max((1 - delta)^E - a, 0): f_{0,delta} composed E times.
+cdef void _loop_tradeoff_clt_truncated(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_tradeoff_clt((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], 1)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        delta: in [0, 1]
-        epochs: finite and >= 0
-    Python API: dpbounds.multi_epoch_tradeoff.
-    C function: dpb_multi_epoch_tradeoff.
-    """
-    return dpb_multi_epoch_tradeoff(a, delta, epochs)
+cdef void _loop_tradeoff_clt_slope(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_tradeoff_clt_slope((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double gaussian_max_gap(double mu, double delta) noexcept nogil:
-    """max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2).
+cdef void _loop_tradeoff_edgeworth(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_tradeoff_edgeworth((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        mu: >= 0
-        delta: in [0, 1]
-    Accuracy: <= 4 ulp (relative) for mu in [0, 60], delta in [0, 1].
-    Python API: dpbounds.gaussian_max_gap.
-    C function: dpb_gaussian_max_gap.
-    """
-    return dpb_gaussian_max_gap(mu, delta)
+cdef void _loop_edgeworth_status(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<int *>p3)[0] = dpb_edgeworth_status((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double tradeoff_clt(double a, double sigma, double rounds) noexcept nogil:
-    """Central-limit trade-off integral of random allocation (untruncated); an approximation.
+cdef void _loop_edgeworth_p(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_edgeworth_p((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        sigma: finite and > 0
-        rounds: an integer >= 2
-    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].
-    Python API: dpbounds.tradeoff_clt.
-    C function: dpb_tradeoff_clt.
-    """
-    return dpb_tradeoff_clt(a, sigma, rounds, 0)
+cdef void _loop_tradeoff_lower_bound_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_tradeoff_lower_bound((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_SIMPLIFIED)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double tradeoff_clt_truncated(double a, double sigma, double rounds) noexcept nogil:
-    """Central-limit trade-off integral truncated at z_max; an approximation.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        sigma: finite and > 0
-        rounds: an integer >= 2
-    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].
-    Python API: dpbounds.tradeoff_clt.
-    C function: dpb_tradeoff_clt.
-    """
-    return dpb_tradeoff_clt(a, sigma, rounds, 1)
-
-@cython.ufunc
-cdef double tradeoff_clt_slope(double a, double sigma, double rounds) noexcept nogil:
-    """Derivative f'(a) of the untruncated central-limit curve.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        sigma: finite and > 0
-        rounds: an integer >= 2
-    Accuracy: <= 1e-12 relative error for a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15].
-    Python API: dpbounds.tradeoff_clt_slope.
-    C function: dpb_tradeoff_clt_slope.
-    """
-    return dpb_tradeoff_clt_slope(a, sigma, rounds)
-
-@cython.ufunc
-cdef double tradeoff_edgeworth(double a, double sigma, double rounds) noexcept nogil:
-    """Edgeworth-corrected trade-off integral; an approximation, NaN where p_M is not invertible (see edgeworth_status).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        sigma: finite and > 0
-        rounds: an integer >= 3
-    Accuracy: <= 1e-13 absolute error for c_M = gamma1/(6 sqrt M) <= 2.2.
-    Python API: dpbounds.tradeoff_edgeworth.
-    C function: dpb_tradeoff_edgeworth.
-    """
-    return dpb_tradeoff_edgeworth(a, sigma, rounds)
-
-@cython.ufunc
-cdef int edgeworth_status(double a, double sigma, double rounds) noexcept nogil:
-    """Bitmask of the reasons tradeoff_edgeworth is NaN; 0 = defined.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: any real number or NaN
-        sigma: any real number or NaN
-        rounds: any real number or NaN
-    Status bits: BAD_INPUT, NOT_MONOTONE_AT_0, OUT_OF_RANGE (dpbounds.ufuncs.STATUS_BITS).
-    Python API: dpbounds.edgeworth_status.
-    C function: dpb_edgeworth_status.
-    """
-    return dpb_edgeworth_status(a, sigma, rounds)
-
-@cython.ufunc
-cdef double edgeworth_p(double y, double sigma, double n) noexcept nogil:
-    """The Edgeworth polynomial p_n(y) of the lognormal likelihood ratio.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        y: any real number or NaN
-        sigma: finite and > 0
-        n: finite and > 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.3, 50], n in [1, 1e15], |y| <= 40.
-    C function: dpb_edgeworth_p.
-    """
-    return dpb_edgeworth_p(y, sigma, n)
-
-@cython.ufunc
-cdef double tradeoff_lower_bound_simplified(double a, double sigma, double rounds) noexcept nogil:
-    """max(1 - a - delta_min, 0) with coef_simplified where Theorem 3.1 applies; NaN elsewhere.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        sigma: finite and > 0
-        rounds: an integer >= 2
-    Python API: dpbounds.tradeoff_lower_bound.
-    C function: dpb_tradeoff_lower_bound.
-    """
-    return dpb_tradeoff_lower_bound(a, sigma, rounds, DPB_COEF_SIMPLIFIED)
-
-@cython.ufunc
-cdef double tradeoff_lower_bound_exact(double a, double sigma, double rounds) noexcept nogil:
-    """max(1 - a - delta_min, 0) with coef_exact where Theorem 3.1 applies; NaN elsewhere.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        a: in [0, 1]
-        sigma: finite and > 0
-        rounds: an integer >= 2
-    Python API: dpbounds.tradeoff_lower_bound.
-    C function: dpb_tradeoff_lower_bound.
-    """
-    return dpb_tradeoff_lower_bound(a, sigma, rounds, DPB_COEF_EXACT)
+cdef void _loop_tradeoff_lower_bound_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_tradeoff_lower_bound((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_EXACT)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
 
 # ---------------------------------------------------------------- Gaussian differential privacy
-@cython.ufunc
-cdef double gdp_delta(double eps, double mu) noexcept nogil:
-    """delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) of mu-GDP.
+cdef void _loop_gdp_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_gdp_delta((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        eps: a real number (not NaN)
-        mu: >= 0
-    Accuracy: <= 1e-13 relative error for delta >= 1e-300 (times max(1, |u|/mu)).
-    Python API: dpbounds.gdp_delta.
-    C function: dpb_gdp_delta.
-    """
-    return dpb_gdp_delta(eps, mu)
+cdef void _loop_gdp_log_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_gdp_log_delta((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double gdp_log_delta(double eps, double mu) noexcept nogil:
-    """log delta(eps) of mu-GDP, finite far below the double range of delta.
+cdef void _loop_gdp_epsilon(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_gdp_epsilon((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        eps: a real number (not NaN)
-        mu: >= 0
-    Accuracy: <= 1e-13 relative error for delta >= 1e-300 (times max(1, |u|/mu)).
-    C function: dpb_gdp_log_delta.
-    """
-    return dpb_gdp_log_delta(eps, mu)
+cdef void _loop_gdp_mu_random_allocation(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_gdp_mu_random_allocation((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double gdp_epsilon(double delta, double mu) noexcept nogil:
-    """Smallest eps >= 0 with delta(eps; mu) <= delta under mu-GDP.
+cdef void _loop_gdp_mu_poisson(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_gdp_mu_poisson((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        delta: in [0, 1]
-        mu: >= 0
-    Accuracy: <= 1e-13 relative error for delta in [1e-300, delta(0)), mu in [0.01, 50].
-    Python API: dpbounds.gdp_epsilon.
-    C function: dpb_gdp_epsilon.
-    """
-    return dpb_gdp_epsilon(delta, mu)
-
-@cython.ufunc
-cdef double gdp_mu_random_allocation(double sigma, double rounds, double epochs) noexcept nogil:
-    """sqrt(E (e^{1/sigma^2} - 1)/(M - 1)): the asymptotic Gaussian-DP mu of random allocation (an approximation, not a bound).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        rounds: an integer >= 2
-        epochs: finite and >= 0
-    Python API: dpbounds.gdp_mu_random_allocation.
-    C function: dpb_gdp_mu_random_allocation.
-    """
-    return dpb_gdp_mu_random_allocation(sigma, rounds, epochs)
-
-@cython.ufunc
-cdef double gdp_mu_poisson(double sigma, double sample_rate, double steps) noexcept nogil:
-    """Central-limit mu = p sqrt(T (e^{1/sigma^2} - 1)) for Poisson subsampling (an approximation).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        sample_rate: in [0, 1]
-        steps: finite and >= 0
-    Python API: dpbounds.gdp_mu_poisson.
-    C function: dpb_gdp_mu_poisson.
-    """
-    return dpb_gdp_mu_poisson(sigma, sample_rate, steps)
-
-@cython.ufunc
-cdef double gdp_mu_poisson_drs(double sigma, double sample_rate, double steps) noexcept nogil:
-    """Dong-Roth-Su central-limit mu for Poisson subsampling (an approximation).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        sigma: finite and > 0
-        sample_rate: in [0, 1]
-        steps: finite and >= 0
-    Accuracy: <= 1e-14 relative error for sigma in [0.05, 1e4].
-    Python API: dpbounds.gdp_mu_poisson_drs.
-    C function: dpb_gdp_mu_poisson_drs.
-    """
-    return dpb_gdp_mu_poisson_drs(sigma, sample_rate, steps)
+cdef void _loop_gdp_mu_poisson_drs(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_gdp_mu_poisson_drs((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
 
 # ---------------------------------------------------------------- Rényi differential privacy
-@cython.ufunc
-cdef double rdp_gaussian(double alpha, double sigma) noexcept nogil:
-    """RDP of the Gaussian mechanism, alpha/(2 sigma^2).
+cdef void _loop_rdp_gaussian(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rdp_gaussian((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        sigma: finite and > 0
-    Accuracy: <= 2 ulp (relative) for alpha in [1, inf), sigma > 0.
-    Python API: dpbounds.rdp.gaussian.
-    C function: dpb_rdp_gaussian.
-    """
-    return dpb_rdp_gaussian(alpha, sigma)
+cdef void _loop_rdp_laplace(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rdp_laplace((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rdp_laplace(double alpha, double b) noexcept nogil:
-    """RDP of the Laplace mechanism with scale b (L1 sensitivity 1).
+cdef void _loop_rdp_randomized_response(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p2)[0] = dpb_rdp_randomized_response((<double *>p0)[0], (<double *>p1)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        b: finite and > 0
-    Accuracy: <= 1e-14 relative error for b in [1e-3, 1e6], alpha in [1, 1e4].
-    Python API: dpbounds.rdp.laplace.
-    C function: dpb_rdp_laplace.
-    """
-    return dpb_rdp_laplace(alpha, b)
+cdef void _loop_rdp_poisson_gaussian_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_poisson_gaussian((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_POISSON_EXACT)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rdp_randomized_response(double alpha, double p) noexcept nogil:
-    """RDP of binary randomized response, truthful with probability p.
+cdef void _loop_rdp_poisson_gaussian_compat(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_poisson_gaussian((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_POISSON_COMPAT)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        p: in the open interval (0, 1)
-    Accuracy: <= 1e-14 relative error for p in [1e-6, 1 - 1e-6], alpha in [1, 1e4].
-    Python API: dpbounds.rdp.randomized_response.
-    C function: dpb_rdp_randomized_response.
-    """
-    return dpb_rdp_randomized_response(alpha, p)
+cdef void _loop_rdp_poisson_quad_log(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_poisson_quad_log((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rdp_poisson_gaussian_exact(double alpha, double sigma, double q) noexcept nogil:
-    """RDP of the Poisson-subsampled Gaussian (add/remove), exact at every real alpha >= 1.
+cdef void _loop_rdp_poisson_negseries_log(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_poisson_negseries_log((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        sigma: finite and > 0
-        q: in [0, 1]
-    Accuracy: <= 1e-12 relative error for q in [1e-9, 0.9], sigma in [0.5, 30], alpha <= 256.
-    Python API: dpbounds.rdp.poisson_gaussian.
-    C function: dpb_rdp_poisson_gaussian.
-    """
-    return dpb_rdp_poisson_gaussian(alpha, sigma, q, DPB_POISSON_EXACT)
+cdef void _loop_rdp_eps_objective_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_eps_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_CLASSIC)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rdp_poisson_gaussian_compat(double alpha, double sigma, double q) noexcept nogil:
-    """Poisson-subsampled Gaussian RDP with the |C(a, i)| series at fractional alpha (the convention of TF-Privacy, dp-accounting and Opacus).
+cdef void _loop_rdp_eps_objective_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_eps_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_IMPROVED)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        sigma: finite and > 0
-        q: in [0, 1]
-    Accuracy: <= 1e-10 relative error for against the infinite |C| series.
-    Python API: dpbounds.rdp.poisson_gaussian.
-    C function: dpb_rdp_poisson_gaussian.
-    """
-    return dpb_rdp_poisson_gaussian(alpha, sigma, q, DPB_POISSON_COMPAT)
+cdef void _loop_rdp_logdelta_objective_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_logdelta_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_CLASSIC)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rdp_poisson_quad_log(double alpha, double sigma, double q) noexcept nogil:
-    """log(A_alpha - 1) of the Poisson-subsampled Gaussian by quadrature (alpha > 1), log KL at alpha = 1.
+cdef void _loop_rdp_logdelta_objective_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_logdelta_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_IMPROVED)
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        sigma: finite and > 0
-        q: in [0, 1]
-    Accuracy: <= 1e-12 relative error for q in [1e-9, 0.9], sigma in [0.5, 30], alpha <= 20.5.
-    C function: dpb_rdp_poisson_quad_log.
-    """
-    return dpb_rdp_poisson_quad_log(alpha, sigma, q)
+cdef void _loop_rdp_interp(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            (<double *>p3)[0] = dpb_rdp_interp((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
 
-@cython.ufunc
-cdef double rdp_poisson_negseries_log(double alpha, double sigma, double q) noexcept nogil:
-    """log of the sum of the negative-coefficient terms of the binomial series (-inf at integer alpha).
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        sigma: finite and > 0
-        q: in [0, 1]
-    C function: dpb_rdp_poisson_negseries_log.
-    """
-    return dpb_rdp_poisson_negseries_log(alpha, sigma, q)
+# Registration: one float64 loop per ufunc (inputs are cast to double by numpy).
+cdef cnp.PyUFuncGenericFunction _funcs[56]
+cdef void *_no_data[56]
+cdef char _types[56][8]
+_keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)
 
-@cython.ufunc
-cdef double rdp_eps_objective_classic(double alpha, double rdp, double delta) noexcept nogil:
-    """rdp + log(1/delta)/(alpha - 1): the classic RDP -> (eps, delta) objective at one order.
+cdef object _register(int k, int nin, int nout, tuple types, str name, str doc):
+    cdef bytes bname = name.encode(), bdoc = doc.encode()
+    _keep.extend((bname, bdoc))
+    for j, t in enumerate(types):
+        _types[k][j] = t
+    _no_data[k] = NULL
+    return cnp.PyUFunc_FromFuncAndData(&_funcs[k], &_no_data[k], _types[k], 1, nin, nout,
+                                       cnp.PyUFunc_None, bname, bdoc, 0)
 
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        rdp: >= 0
-        delta: in the open interval (0, 1)
-    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; ulp of the largest term.
-    C function: dpb_rdp_eps_objective.
-    """
-    return dpb_rdp_eps_objective(alpha, rdp, delta, DPB_CONV_CLASSIC)
-
-@cython.ufunc
-cdef double rdp_eps_objective_improved(double alpha, double rdp, double delta) noexcept nogil:
-    """The improved RDP -> (eps, delta) objective at one order (Balle et al. 2020).
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        rdp: >= 0
-        delta: in the open interval (0, 1)
-    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; ulp of the largest term.
-    C function: dpb_rdp_eps_objective.
-    """
-    return dpb_rdp_eps_objective(alpha, rdp, delta, DPB_CONV_IMPROVED)
-
-@cython.ufunc
-cdef double rdp_logdelta_objective_classic(double alpha, double rdp, double eps) noexcept nogil:
-    """(alpha - 1)(rdp - eps), clipped at 0: the classic log delta at one order.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        rdp: >= 0
-        eps: >= 0
-    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.
-    C function: dpb_rdp_logdelta_objective.
-    """
-    return dpb_rdp_logdelta_objective(alpha, rdp, eps, DPB_CONV_CLASSIC)
-
-@cython.ufunc
-cdef double rdp_logdelta_objective_improved(double alpha, double rdp, double eps) noexcept nogil:
-    """The improved log delta at one order (with the total-variation shortcut), clipped at 0.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        rdp: >= 0
-        eps: >= 0
-    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.
-    C function: dpb_rdp_logdelta_objective.
-    """
-    return dpb_rdp_logdelta_objective(alpha, rdp, eps, DPB_CONV_IMPROVED)
-
-@cython.ufunc
-cdef double rdp_interp(double alpha, double eps_floor, double eps_ceil) noexcept nogil:
-    """Interpolation of the cumulant generating function between floor(alpha) and ceil(alpha) (Corollary 10 of the subsampling-without-replacement analysis); alpha <= 2 gives eps_ceil.
-
-    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):
-        alpha: >= 1 (inf allowed)
-        eps_floor: >= 0
-        eps_ceil: >= 0
-    C function: dpb_rdp_interp.
-    """
-    return dpb_rdp_interp(alpha, eps_floor, eps_ceil)
-
+_funcs[0] = <cnp.PyUFuncGenericFunction>_loop_ndtr
+ndtr = _register(0, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'ndtr',
+    'Standard normal CDF Phi(x); subnormal results below x = -37.5.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        x: any real number or NaN\n    Accuracy: <= 4 ulp (relative) for x in [-37.5, 8.3].\n    Python API: dpbounds.ndtr.\n    C function: dpb_ndtr.\n    ')
+_funcs[1] = <cnp.PyUFuncGenericFunction>_loop_log_ndtr
+log_ndtr = _register(1, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'log_ndtr',
+    'log Phi(x), without underflow in the lower tail.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        x: any real number or NaN\n    Accuracy: <= 4 ulp (relative) for x in [-1e5, 8].\n    Python API: dpbounds.log_ndtr.\n    C function: dpb_log_ndtr.\n    ')
+_funcs[2] = <cnp.PyUFuncGenericFunction>_loop_ndtri
+ndtri = _register(2, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'ndtri',
+    'Inverse normal CDF Phi^{-1}(p); -inf at 0, inf at 1, NaN outside [0, 1].\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        p: in [0, 1]\n    Accuracy: <= 4 ulp (relative) for p in [1e-300, 1 - 2**-53] and subnormal p.\n    Python API: dpbounds.ndtri.\n    C function: dpb_ndtri.\n    ')
+_funcs[3] = <cnp.PyUFuncGenericFunction>_loop_ndtri_complement
+ndtri_complement = _register(3, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'ndtri_complement',
+    'Phi^{-1}(1 - a) = -Phi^{-1}(a), without cancellation for tiny a.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n    Accuracy: <= 4 ulp (relative) for a in [1e-300, 1 - 2**-53].\n    Python API: dpbounds.ndtri_complement.\n    C function: dpb_ndtri_complement.\n    ')
+_funcs[4] = <cnp.PyUFuncGenericFunction>_loop_normal_pdf
+normal_pdf = _register(4, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'normal_pdf',
+    'Standard normal density n(x) = exp(-x^2/2)/sqrt(2 pi).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        x: any real number or NaN\n    Accuracy: <= 4 ulp (relative) for x in [-38, 38].\n    Python API: dpbounds.normal_pdf.\n    C function: dpb_normal_pdf.\n    ')
+_funcs[5] = <cnp.PyUFuncGenericFunction>_loop_normal_mills
+normal_mills = _register(5, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'normal_mills',
+    'Lower-tail Mills ratio R(x) = Phi(x)/n(x).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        x: any real number or NaN\n    Accuracy: <= 8 ulp (relative) for x in [-1e4, 38].\n    C function: dpb_normal_mills.\n    ')
+_funcs[6] = <cnp.PyUFuncGenericFunction>_loop_lognormal_variance
+lognormal_variance = _register(6, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'lognormal_variance',
+    'Var Y = e^{1/sigma^2} - 1 for the per-round likelihood ratio Y = exp(X/sigma - 1/(2 sigma^2)).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].\n    C function: dpb_lognormal_variance.\n    ')
+_funcs[7] = <cnp.PyUFuncGenericFunction>_loop_lognormal_mu3
+lognormal_mu3 = _register(7, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'lognormal_mu3',
+    'Third central moment of Y; inf where it exceeds the double range (sigma < 0.0685).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].\n    C function: dpb_lognormal_mu3.\n    ')
+_funcs[8] = <cnp.PyUFuncGenericFunction>_loop_lognormal_mu4
+lognormal_mu4 = _register(8, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'lognormal_mu4',
+    'Fourth central moment of Y; inf where it exceeds the double range (sigma < 0.0915).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].\n    C function: dpb_lognormal_mu4.\n    ')
+_funcs[9] = <cnp.PyUFuncGenericFunction>_loop_lognormal_rho3
+lognormal_rho3 = _register(9, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'lognormal_rho3',
+    'Exact third absolute central moment rho^3 = E|Y - 1|^3 of the likelihood ratio.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].\n    Python API: dpbounds.lognormal_rho3.\n    C function: dpb_lognormal_rho3.\n    ')
+_funcs[10] = <cnp.PyUFuncGenericFunction>_loop_coef_simplified
+coef_simplified = _register(10, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'coef_simplified',
+    '(w^3 + 4)/(w - 1)^2 with w = e^{1/sigma^2}: the coefficient of Theorem 3.1 as stated.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].\n    C function: dpb_coef_simplified.\n    ')
+_funcs[11] = <cnp.PyUFuncGenericFunction>_loop_coef_exact
+coef_exact = _register(11, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'coef_exact',
+    'rho^3/(w - 1)^2: the coefficient with the exact third absolute moment (smaller, equally valid).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4].\n    C function: dpb_coef_exact.\n    ')
+_funcs[12] = <cnp.PyUFuncGenericFunction>_loop_delta_terms_simplified
+delta_terms_simplified = _register(12, 2, 6, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'delta_terms_simplified',
+    'The six terms T1..T6 of delta_min (coef_simplified).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        rounds: any real number or NaN\n    Outputs: 6 (double, double, double, double, double, double).\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\n    C function: dpb_delta_terms.\n    ')
+_funcs[13] = <cnp.PyUFuncGenericFunction>_loop_delta_terms_exact
+delta_terms_exact = _register(13, 2, 6, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'delta_terms_exact',
+    'The six terms T1..T6 of delta_min (coef_exact).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        rounds: any real number or NaN\n    Outputs: 6 (double, double, double, double, double, double).\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\n    C function: dpb_delta_terms.\n    ')
+_funcs[14] = <cnp.PyUFuncGenericFunction>_loop_theorem31_status_simplified
+theorem31_status_simplified = _register(14, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_INT,), 'theorem31_status_simplified',
+    'Bitmask of the reasons Theorem 3.1 (coef_simplified) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)\n    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).\n    C function: dpb_theorem31_status.\n    ')
+_funcs[15] = <cnp.PyUFuncGenericFunction>_loop_theorem31_status_exact
+theorem31_status_exact = _register(15, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_INT,), 'theorem31_status_exact',
+    'Bitmask of the reasons Theorem 3.1 (coef_exact) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)\n    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).\n    C function: dpb_theorem31_status.\n    ')
+_funcs[16] = <cnp.PyUFuncGenericFunction>_loop_rounds_closed_form_simplified
+rounds_closed_form_simplified = _register(16, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_closed_form_simplified',
+    'Closed-form rounds (eq. (4)) 1 + ((2 B coef sqrt(w-1) + sqrt((w-1)/(2 pi)))/delta)^2, coef_simplified.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], delta in [1e-12, 0.5].\n    Python API: dpbounds.rounds_closed_form.\n    C function: dpb_rounds_closed_form.\n    ')
+_funcs[17] = <cnp.PyUFuncGenericFunction>_loop_rounds_closed_form_exact
+rounds_closed_form_exact = _register(17, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_closed_form_exact',
+    'Closed-form rounds (eq. (4)) 1 + ((2 B coef sqrt(w-1) + sqrt((w-1)/(2 pi)))/delta)^2, coef_exact.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], delta in [1e-12, 0.5].\n    Python API: dpbounds.rounds_closed_form.\n    C function: dpb_rounds_closed_form.\n    ')
+_funcs[18] = <cnp.PyUFuncGenericFunction>_loop_rounds_required_simplified
+rounds_required_simplified = _register(18, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_required_simplified',
+    'Smallest integer M with delta_min(sigma, M) <= delta (coef_simplified) and Theorem 3.1 valid (condition (2) at delta_min); inf if none <= 2**53.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Python API: dpbounds.rounds_required.\n    C function: dpb_rounds_required.\n    ')
+_funcs[19] = <cnp.PyUFuncGenericFunction>_loop_rounds_required_simplified_at_target
+rounds_required_simplified_at_target = _register(19, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_required_simplified_at_target',
+    'Smallest integer M with delta_min(sigma, M) <= delta (coef_simplified) and Theorem 3.1 valid (condition (2) at the target delta); inf if none <= 2**53.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Python API: dpbounds.rounds_required.\n    C function: dpb_rounds_required.\n    ')
+_funcs[20] = <cnp.PyUFuncGenericFunction>_loop_rounds_required_exact
+rounds_required_exact = _register(20, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_required_exact',
+    'Smallest integer M with delta_min(sigma, M) <= delta (coef_exact) and Theorem 3.1 valid (condition (2) at delta_min); inf if none <= 2**53.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Python API: dpbounds.rounds_required.\n    C function: dpb_rounds_required.\n    ')
+_funcs[21] = <cnp.PyUFuncGenericFunction>_loop_rounds_required_exact_at_target
+rounds_required_exact_at_target = _register(21, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_required_exact_at_target',
+    'Smallest integer M with delta_min(sigma, M) <= delta (coef_exact) and Theorem 3.1 valid (condition (2) at the target delta); inf if none <= 2**53.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Python API: dpbounds.rounds_required.\n    C function: dpb_rounds_required.\n    ')
+_funcs[22] = <cnp.PyUFuncGenericFunction>_loop_min_dataset_size
+min_dataset_size = _register(22, 4, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'min_dataset_size',
+    'N = clip_norm * sigma * M / noise_ratio.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        rounds: an integer >= 1\n        clip_norm: finite and > 0\n        noise_ratio: finite and > 0\n    Python API: dpbounds.min_dataset_size.\n    C function: dpb_min_dataset_size.\n    ')
+_funcs[23] = <cnp.PyUFuncGenericFunction>_loop_compose_delta
+compose_delta = _register(23, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'compose_delta',
+    '1 - (1 - delta)^E: the delta of f_{0,delta} composed E times.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        delta: in [0, 1]\n        epochs: an integer >= 1\n    Accuracy: <= 1e-15 relative error for delta in [1e-300, 1), E in [1, 1e15].\n    Python API: dpbounds.compose_delta.\n    C function: dpb_compose_delta.\n    ')
+_funcs[24] = <cnp.PyUFuncGenericFunction>_loop_per_epoch_delta
+per_epoch_delta = _register(24, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'per_epoch_delta',
+    '1 - (1 - delta_total)^(1/E): the per-epoch delta giving delta_total after E epochs.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        delta_total: in [0, 1]\n        epochs: an integer >= 1\n    Accuracy: <= 1e-15 relative error for delta in [1e-300, 1), E in [1, 1e15].\n    Python API: dpbounds.per_epoch_delta.\n    C function: dpb_per_epoch_delta.\n    ')
+_funcs[25] = <cnp.PyUFuncGenericFunction>_loop_gaussian_tradeoff
+gaussian_tradeoff = _register(25, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gaussian_tradeoff',
+    'G_mu(a) = Phi(Phi^{-1}(1 - a) - mu); NaN for a outside [0, 1] or mu < 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        mu: >= 0\n    Accuracy: <= 2e-13 relative error for G >= 1e-300, a in [1e-300, 1 - 1e-16], mu in [0, 30].\n    Python API: dpbounds.gaussian_tradeoff.\n    C function: dpb_gaussian_tradeoff.\n    ')
+_funcs[26] = <cnp.PyUFuncGenericFunction>_loop_f0delta_tradeoff
+f0delta_tradeoff = _register(26, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'f0delta_tradeoff',
+    'f_{0,delta}(a) = max(1 - a - delta, 0): one rounding of (1 - a) - delta.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        delta: in [0, 1]\n    Python API: dpbounds.f0delta_tradeoff.\n    C function: dpb_f0delta_tradeoff.\n    ')
+_funcs[27] = <cnp.PyUFuncGenericFunction>_loop_gaussian_f0delta_tradeoff
+gaussian_f0delta_tradeoff = _register(27, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gaussian_f0delta_tradeoff',
+    '(G_mu (x) f_{0,delta})(a) = (1 - delta) G_mu(a/(1 - delta)) for a <= 1 - delta, else 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        mu: >= 0\n        delta: in [0, 1]\n    Python API: dpbounds.gaussian_f0delta_tradeoff.\n    C function: dpb_gaussian_f0delta_tradeoff.\n    ')
+_funcs[28] = <cnp.PyUFuncGenericFunction>_loop_multi_epoch_tradeoff
+multi_epoch_tradeoff = _register(28, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'multi_epoch_tradeoff',
+    'max((1 - delta)^E - a, 0): f_{0,delta} composed E times.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        delta: in [0, 1]\n        epochs: finite and >= 0\n    Python API: dpbounds.multi_epoch_tradeoff.\n    C function: dpb_multi_epoch_tradeoff.\n    ')
+_funcs[29] = <cnp.PyUFuncGenericFunction>_loop_gaussian_max_gap
+gaussian_max_gap = _register(29, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gaussian_max_gap',
+    'max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        mu: >= 0\n        delta: in [0, 1]\n    Accuracy: <= 4 ulp (relative) for mu in [0, 60], delta in [0, 1].\n    Python API: dpbounds.gaussian_max_gap.\n    C function: dpb_gaussian_max_gap.\n    ')
+_funcs[30] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt
+tradeoff_clt = _register(30, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt',
+    'Central-limit trade-off integral of random allocation (untruncated); an approximation.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
+_funcs[31] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt_truncated
+tradeoff_clt_truncated = _register(31, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt_truncated',
+    'Central-limit trade-off integral truncated at z_max; an approximation.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
+_funcs[32] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt_slope
+tradeoff_clt_slope = _register(32, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt_slope',
+    "Derivative f'(a) of the untruncated central-limit curve.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-12 relative error for a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt_slope.\n    C function: dpb_tradeoff_clt_slope.\n    ")
+_funcs[33] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_edgeworth
+tradeoff_edgeworth = _register(33, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_edgeworth',
+    'Edgeworth-corrected trade-off integral; an approximation, NaN where p_M is not invertible (see edgeworth_status).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 3\n    Accuracy: <= 1e-13 absolute error for c_M = gamma1/(6 sqrt M) <= 2.2.\n    Python API: dpbounds.tradeoff_edgeworth.\n    C function: dpb_tradeoff_edgeworth.\n    ')
+_funcs[34] = <cnp.PyUFuncGenericFunction>_loop_edgeworth_status
+edgeworth_status = _register(34, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_INT,), 'edgeworth_status',
+    'Bitmask of the reasons tradeoff_edgeworth is NaN; 0 = defined.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: any real number or NaN\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n    Status bits: BAD_INPUT, NOT_MONOTONE_AT_0, OUT_OF_RANGE (dpbounds.ufuncs.STATUS_BITS).\n    Python API: dpbounds.edgeworth_status.\n    C function: dpb_edgeworth_status.\n    ')
+_funcs[35] = <cnp.PyUFuncGenericFunction>_loop_edgeworth_p
+edgeworth_p = _register(35, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'edgeworth_p',
+    'The Edgeworth polynomial p_n(y) of the lognormal likelihood ratio.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        y: any real number or NaN\n        sigma: finite and > 0\n        n: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.3, 50], n in [1, 1e15], |y| <= 40.\n    C function: dpb_edgeworth_p.\n    ')
+_funcs[36] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_lower_bound_simplified
+tradeoff_lower_bound_simplified = _register(36, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_lower_bound_simplified',
+    'max(1 - a - delta_min, 0) with coef_simplified where Theorem 3.1 applies; NaN elsewhere.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Python API: dpbounds.tradeoff_lower_bound.\n    C function: dpb_tradeoff_lower_bound.\n    ')
+_funcs[37] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_lower_bound_exact
+tradeoff_lower_bound_exact = _register(37, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_lower_bound_exact',
+    'max(1 - a - delta_min, 0) with coef_exact where Theorem 3.1 applies; NaN elsewhere.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Python API: dpbounds.tradeoff_lower_bound.\n    C function: dpb_tradeoff_lower_bound.\n    ')
+_funcs[38] = <cnp.PyUFuncGenericFunction>_loop_gdp_delta
+gdp_delta = _register(38, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gdp_delta',
+    'delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) of mu-GDP.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        eps: a real number (not NaN)\n        mu: >= 0\n    Accuracy: <= 1e-13 relative error for delta >= 1e-300 (times max(1, |u|/mu)).\n    Python API: dpbounds.gdp_delta.\n    C function: dpb_gdp_delta.\n    ')
+_funcs[39] = <cnp.PyUFuncGenericFunction>_loop_gdp_log_delta
+gdp_log_delta = _register(39, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gdp_log_delta',
+    'log delta(eps) of mu-GDP, finite far below the double range of delta.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        eps: a real number (not NaN)\n        mu: >= 0\n    Accuracy: <= 1e-13 relative error for delta >= 1e-300 (times max(1, |u|/mu)).\n    C function: dpb_gdp_log_delta.\n    ')
+_funcs[40] = <cnp.PyUFuncGenericFunction>_loop_gdp_epsilon
+gdp_epsilon = _register(40, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gdp_epsilon',
+    'Smallest eps >= 0 with delta(eps; mu) <= delta under mu-GDP.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        delta: in [0, 1]\n        mu: >= 0\n    Accuracy: <= 1e-13 relative error for delta in [1e-300, delta(0)), mu in [0.01, 50].\n    Python API: dpbounds.gdp_epsilon.\n    C function: dpb_gdp_epsilon.\n    ')
+_funcs[41] = <cnp.PyUFuncGenericFunction>_loop_gdp_mu_random_allocation
+gdp_mu_random_allocation = _register(41, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gdp_mu_random_allocation',
+    'sqrt(E (e^{1/sigma^2} - 1)/(M - 1)): the asymptotic Gaussian-DP mu of random allocation (an approximation, not a bound).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        rounds: an integer >= 2\n        epochs: finite and >= 0\n    Python API: dpbounds.gdp_mu_random_allocation.\n    C function: dpb_gdp_mu_random_allocation.\n    ')
+_funcs[42] = <cnp.PyUFuncGenericFunction>_loop_gdp_mu_poisson
+gdp_mu_poisson = _register(42, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gdp_mu_poisson',
+    'Central-limit mu = p sqrt(T (e^{1/sigma^2} - 1)) for Poisson subsampling (an approximation).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        sample_rate: in [0, 1]\n        steps: finite and >= 0\n    Python API: dpbounds.gdp_mu_poisson.\n    C function: dpb_gdp_mu_poisson.\n    ')
+_funcs[43] = <cnp.PyUFuncGenericFunction>_loop_gdp_mu_poisson_drs
+gdp_mu_poisson_drs = _register(43, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'gdp_mu_poisson_drs',
+    'Dong-Roth-Su central-limit mu for Poisson subsampling (an approximation).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        sample_rate: in [0, 1]\n        steps: finite and >= 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.05, 1e4].\n    Python API: dpbounds.gdp_mu_poisson_drs.\n    C function: dpb_gdp_mu_poisson_drs.\n    ')
+_funcs[44] = <cnp.PyUFuncGenericFunction>_loop_rdp_gaussian
+rdp_gaussian = _register(44, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_gaussian',
+    'RDP of the Gaussian mechanism, alpha/(2 sigma^2).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        sigma: finite and > 0\n    Accuracy: <= 2 ulp (relative) for alpha in [1, inf), sigma > 0.\n    Python API: dpbounds.rdp.gaussian.\n    C function: dpb_rdp_gaussian.\n    ')
+_funcs[45] = <cnp.PyUFuncGenericFunction>_loop_rdp_laplace
+rdp_laplace = _register(45, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_laplace',
+    'RDP of the Laplace mechanism with scale b (L1 sensitivity 1).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        b: finite and > 0\n    Accuracy: <= 1e-14 relative error for b in [1e-3, 1e6], alpha in [1, 1e4].\n    Python API: dpbounds.rdp.laplace.\n    C function: dpb_rdp_laplace.\n    ')
+_funcs[46] = <cnp.PyUFuncGenericFunction>_loop_rdp_randomized_response
+rdp_randomized_response = _register(46, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_randomized_response',
+    'RDP of binary randomized response, truthful with probability p.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        p: in the open interval (0, 1)\n    Accuracy: <= 1e-14 relative error for p in [1e-6, 1 - 1e-6], alpha in [1, 1e4].\n    Python API: dpbounds.rdp.randomized_response.\n    C function: dpb_rdp_randomized_response.\n    ')
+_funcs[47] = <cnp.PyUFuncGenericFunction>_loop_rdp_poisson_gaussian_exact
+rdp_poisson_gaussian_exact = _register(47, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_poisson_gaussian_exact',
+    'RDP of the Poisson-subsampled Gaussian (add/remove), exact at every real alpha >= 1.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        sigma: finite and > 0\n        q: in [0, 1]\n    Accuracy: <= 1e-12 relative error for q in [1e-9, 0.9], sigma in [0.5, 30], alpha <= 256.\n    Python API: dpbounds.rdp.poisson_gaussian.\n    C function: dpb_rdp_poisson_gaussian.\n    ')
+_funcs[48] = <cnp.PyUFuncGenericFunction>_loop_rdp_poisson_gaussian_compat
+rdp_poisson_gaussian_compat = _register(48, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_poisson_gaussian_compat',
+    'Poisson-subsampled Gaussian RDP with the |C(a, i)| series at fractional alpha (the convention of TF-Privacy, dp-accounting and Opacus).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        sigma: finite and > 0\n        q: in [0, 1]\n    Accuracy: <= 1e-10 relative error for against the infinite |C| series.\n    Python API: dpbounds.rdp.poisson_gaussian.\n    C function: dpb_rdp_poisson_gaussian.\n    ')
+_funcs[49] = <cnp.PyUFuncGenericFunction>_loop_rdp_poisson_quad_log
+rdp_poisson_quad_log = _register(49, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_poisson_quad_log',
+    'log(A_alpha - 1) of the Poisson-subsampled Gaussian by quadrature (alpha > 1), log KL at alpha = 1.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        sigma: finite and > 0\n        q: in [0, 1]\n    Accuracy: <= 1e-12 relative error for q in [1e-9, 0.9], sigma in [0.5, 30], alpha <= 20.5.\n    C function: dpb_rdp_poisson_quad_log.\n    ')
+_funcs[50] = <cnp.PyUFuncGenericFunction>_loop_rdp_poisson_negseries_log
+rdp_poisson_negseries_log = _register(50, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_poisson_negseries_log',
+    'log of the sum of the negative-coefficient terms of the binomial series (-inf at integer alpha).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        sigma: finite and > 0\n        q: in [0, 1]\n    C function: dpb_rdp_poisson_negseries_log.\n    ')
+_funcs[51] = <cnp.PyUFuncGenericFunction>_loop_rdp_eps_objective_classic
+rdp_eps_objective_classic = _register(51, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_eps_objective_classic',
+    'rdp + log(1/delta)/(alpha - 1): the classic RDP -> (eps, delta) objective at one order.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        delta: in the open interval (0, 1)\n    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; ulp of the largest term.\n    C function: dpb_rdp_eps_objective.\n    ')
+_funcs[52] = <cnp.PyUFuncGenericFunction>_loop_rdp_eps_objective_improved
+rdp_eps_objective_improved = _register(52, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_eps_objective_improved',
+    'The improved RDP -> (eps, delta) objective at one order (Balle et al. 2020).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        delta: in the open interval (0, 1)\n    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; ulp of the largest term.\n    C function: dpb_rdp_eps_objective.\n    ')
+_funcs[53] = <cnp.PyUFuncGenericFunction>_loop_rdp_logdelta_objective_classic
+rdp_logdelta_objective_classic = _register(53, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_logdelta_objective_classic',
+    '(alpha - 1)(rdp - eps), clipped at 0: the classic log delta at one order.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.\n    C function: dpb_rdp_logdelta_objective.\n    ')
+_funcs[54] = <cnp.PyUFuncGenericFunction>_loop_rdp_logdelta_objective_improved
+rdp_logdelta_objective_improved = _register(54, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_logdelta_objective_improved',
+    'The improved log delta at one order (with the total-variation shortcut), clipped at 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.\n    C function: dpb_rdp_logdelta_objective.\n    ')
+_funcs[55] = <cnp.PyUFuncGenericFunction>_loop_rdp_interp
+rdp_interp = _register(55, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_interp',
+    'Interpolation of the cumulant generating function between floor(alpha) and ceil(alpha) (Corollary 10 of the subsampling-without-replacement analysis); alpha <= 2 gives eps_ceil.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        eps_floor: >= 0\n        eps_ceil: >= 0\n    C function: dpb_rdp_interp.\n    ')
 
 # Theorem 3.1 loops: dpb_t31_eval_n evaluates two points at a time (2-wide vector
 # transcendental calls), each bit-identical to the scalar C function named in the table,
 # so these are registered with PyUFunc_FromFuncAndData; data = coefficient | (mode << 1).
-cdef void _loop_t31(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+# It is called on blocks of elements with a look for Ctrl-C in between (_interrupt.pxd).
+cdef void _t31_blocks(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data,
+                      bint with_status) noexcept nogil:
     cdef long flags = <long>data
-    dpb_t31_eval_n(args[0], steps[0], args[1], steps[1], args[2], steps[2], NULL, 0,
-                   dims[0], <int>(flags & 1), <int>(flags >> 1))
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *status = NULL
+    cdef cnp.npy_intp status_step = 0
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        if with_status:
+            status, status_step = args[3] + i * steps[3], steps[3]
+        dpb_t31_eval_n(args[0] + i * steps[0], steps[0], args[1] + i * steps[1], steps[1],
+                       args[2] + i * steps[2], steps[2], status, status_step,
+                       end - i, <int>(flags & 1), <int>(flags >> 1))
+        i = end
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop_t31(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    _t31_blocks(args, dims, steps, data, False)
 
 cdef void _loop_t31_status(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
-    cdef long flags = <long>data
-    dpb_t31_eval_n(args[0], steps[0], args[1], steps[1], args[2], steps[2], args[3], steps[3],
-                   dims[0], <int>(flags & 1), <int>(flags >> 1))
+    _t31_blocks(args, dims, steps, data, True)
 
 cdef cnp.PyUFuncGenericFunction _t31_loops[1]
 cdef cnp.PyUFuncGenericFunction _t31_status_loops[1]
@@ -791,7 +1541,6 @@ _t31_loops[0] = <cnp.PyUFuncGenericFunction>_loop_t31
 _t31_status_loops[0] = <cnp.PyUFuncGenericFunction>_loop_t31_status
 cdef char _t31_types[6][4]
 cdef void *_t31_data[6]
-_keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)
 
 cdef object _make_t31(int k, int coefficient, int mode, int nout, str name, str doc):
     cdef bytes bname = name.encode(), bdoc = doc.encode()

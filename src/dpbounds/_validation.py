@@ -32,6 +32,7 @@ __all__ = [
     "check_rounds",
     "check_count",
     "check_rate",
+    "check_scalar",
     "check_choice",
     "broadcast",
 ]
@@ -183,6 +184,19 @@ def check_rate(name: str, value: Any) -> float:
         raise DPBoundsError(f"{name} must be a single number, got an array of shape {arr.shape}")
     with np.errstate(invalid="ignore"):
         check(name, arr, (arr > 0) & (arr <= 1), "in the half-open interval (0, 1]")
+    return float(arr)
+
+
+def check_scalar(name: str, value: Any, constraint: Constraint) -> float:
+    """One number obeying ``constraint`` (a mechanism's parameter), as a Python float.
+
+    Rejects arrays (the object describes one mechanism) and ``bool`` (as :func:`check_rate`).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise DPBoundsError(f"{name} must be {constraint.text}, got {value!r}")
+    arr = check_constraint(name, value, constraint) if np.ndim(value) == 0 else None
+    if arr is None:
+        raise DPBoundsError(f"{name} must be a single number, got an array of shape {np.shape(value)}")
     return float(arr)
 
 

@@ -151,9 +151,8 @@ class RDPAccountant(PrivacyAccountant):
         """Add ``count`` adaptive compositions of ``mechanism``; returns ``self``."""
         if not isinstance(mechanism, Mechanism):
             raise DPBoundsError(f"mechanism must be a dpbounds.rdp mechanism, got {mechanism!r}")
-        c = float(count)
-        if not (math.isfinite(c) and c >= 0):
-            raise DPBoundsError(f"count must be finite and >= 0, got {count!r}")
+        # fractional counts are allowed: RDP composes linearly in the count (partial epochs)
+        c = V.check_scalar("count", count, V.Constraint.FINITE_NONNEGATIVE)
         self._add(mechanism, c)
         return self
 

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
+from dpbounds import _validation as V
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
 
@@ -58,7 +59,7 @@ class Gaussian(Mechanism):
     """Gaussian mechanism, ``sigma`` = noise std / L2 sensitivity: eps(a) = a/(2 sigma^2)."""
 
     def __init__(self, sigma: float) -> None:
-        self.sigma = float(sigma)
+        self.sigma = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
 
     @property
     def key(self) -> Hashable:
@@ -75,7 +76,7 @@ class Laplace(Mechanism):
     """Laplace mechanism with scale ``b`` (L1 sensitivity 1)."""
 
     def __init__(self, b: float) -> None:
-        self.b = float(b)
+        self.b = V.check_scalar("b", b, V.Constraint.FINITE_POSITIVE)
 
     @property
     def key(self) -> Hashable:
@@ -92,7 +93,7 @@ class RandomizedResponse(Mechanism):
     """Binary randomized response, truthful with probability ``p``."""
 
     def __init__(self, p: float) -> None:
-        self.p = float(p)
+        self.p = V.check_scalar("p", p, V.Constraint.OPEN_UNIT)
 
     @property
     def key(self) -> Hashable:
@@ -118,7 +119,9 @@ class PoissonGaussian(Mechanism):
     neighbouring = "add/remove"
 
     def __init__(self, sigma: float, q: float, mode: str = "exact") -> None:
-        self.sigma, self.q, self.mode = float(sigma), float(q), str(mode)
+        self.sigma = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
+        self.q = V.check_scalar("q", q, V.Constraint.CLOSED_UNIT)
+        self.mode = V.check_choice("mode", mode, ("exact", "compat"))
         self._f = _ufuncs.rdp_poisson_gaussian_exact if mode == "exact" else _ufuncs.rdp_poisson_gaussian_compat
 
     @property
@@ -192,7 +195,9 @@ class SubsampledGaussianWOR(_IntegerTable):
 
     def __init__(self, sigma: float, gamma: float, bound: str = "improved") -> None:
         super().__init__()
-        self.sigma, self.gamma, self.bound = float(sigma), float(gamma), str(bound)
+        self.sigma = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
+        self.gamma = V.check_scalar("gamma", gamma, V.Constraint.CLOSED_UNIT)
+        self.bound = V.check_choice("bound", bound, tuple(_BOUNDS))
         self._b = _BOUNDS[bound]
 
     @property
@@ -234,9 +239,13 @@ class SubsampledWOR(_IntegerTable):
         super().__init__()
         if bound not in ("theorem9", "improved"):
             raise DPBoundsError(f"bound must be 'theorem9' or 'improved', got {bound!r}")
+        if not (isinstance(base, Mechanism) or callable(base)):
+            raise DPBoundsError(f"base must be a dpbounds.rdp mechanism or a callable, got {base!r}")
         self.base = base
         self._f: Callable[[Any], Any] = base.rdp if isinstance(base, Mechanism) else base
-        self.gamma, self.bound = float(gamma), bound
+        self.gamma, self.bound = V.check_scalar("gamma", gamma, V.Constraint.CLOSED_UNIT), bound
+        if eps_inf is not None:
+            eps_inf = V.check_scalar("eps_inf", eps_inf, V.Constraint.NONNEGATIVE)
         if eps_inf is None:
             with np.errstate(all="ignore"):
                 try:
@@ -277,6 +286,8 @@ class Custom(Mechanism):
     """A user-supplied RDP curve ``func(alpha_array) -> rdp_array`` (must be a valid bound at every real order)."""
 
     def __init__(self, func: Callable[[Any], Any], name: str = "custom") -> None:
+        if not callable(func):
+            raise DPBoundsError(f"func must be callable (alpha array -> rdp array), got {func!r}")
         self.func, self.name = func, name
 
     @property

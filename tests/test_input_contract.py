@@ -1,0 +1,195 @@
+"""The input contract, walked over the public surface: bad input raises DPBoundsError naming the parameter.
+
+Two sources of cases, so that nothing is checked by hand twice:
+
+* every validated wrapper declared in the ufunc table (``UfuncSpec.python``): each argument
+  gets every probe value its declared constraint rejects (NaN, +-inf, negative, zero, > 1,
+  non-integer ...), the others stay at the declared valid point;
+* the constructors and functions that are not table-driven (RDP mechanisms, accountants):
+  their parameters and the constraint each obeys are listed below.
+
+``test_public_surface_is_walked`` fails when a public callable of dpbounds, dpbounds.rdp,
+dpbounds.accountant, dpbounds.sampling or dpbounds.tradeoff is in neither source nor in the
+explicit list of names checked elsewhere, so a new entry point cannot skip the contract.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import dpbounds
+from dpbounds import DPBoundsError, rdp
+from dpbounds._ufunc_table import UFUNCS
+from dpbounds._validation import Constraint
+
+PROBES = (math.nan, math.inf, -math.inf, -1.0, 0.0, 0.5, 1.5, 2.5, 1e300, -0.0)
+
+
+def _resolve(path: str) -> Callable[..., Any]:
+    mod, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(mod), name)  # type: ignore[no-any-return]
+
+
+def _bad_values(constraint: Constraint) -> list[float]:
+    return [v for v in PROBES if not constraint.holds(np.array(v))]
+
+
+def _table_cases() -> list[tuple[str, str, float]]:
+    cases, seen = [], set()
+    for u in UFUNCS:
+        if u.python is None or u.python in seen:
+            continue
+        seen.add(u.python)
+        for a in u.args:
+            for v in _bad_values(a.constraint):
+                cases.append((u.python, a.name, v))
+    return cases
+
+
+def _point(path: str) -> dict[str, float]:
+    u = next(u for u in UFUNCS if u.python == path)
+    return {a.name: p for a, p in zip(u.args, u.point)}
+
+
+@pytest.mark.parametrize("path,arg,value", _table_cases())
+def test_table_wrappers_reject(path: str, arg: str, value: float) -> None:
+    kwargs: dict[str, Any] = _point(path)
+    kwargs[arg] = value
+    f = _resolve(path)
+    if isinstance(f, np.ufunc):
+        # the special functions exported as raw ufuncs (dpbounds.ndtr, ...) follow numpy's
+        # convention, documented in the package docstring: outside the domain -> NaN, no error;
+        # at an infinite endpoint the limit is allowed (lognormal_rho3(inf) = 0), checked as
+        # continuity with the largest finite argument
+        got = f(*kwargs.values())
+        if math.isinf(value) and not np.isnan(got):
+            kwargs[arg] = math.copysign(1e300, value)
+            assert got == pytest.approx(f(*kwargs.values()), abs=1e-300)
+        else:
+            assert np.isnan(got)
+        return
+    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b"):
+        _resolve(path)(**kwargs)
+    kwargs[arg] = np.array([_point(path)[arg], value])  # arrays: the bad element is found and counted
+    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b.*1 of 2"):
+        _resolve(path)(**kwargs)
+
+
+@pytest.mark.parametrize("path", sorted({u.python for u in UFUNCS if u.python}))
+def test_table_wrappers_reject_wrong_type(path: str) -> None:
+    kwargs: dict[str, Any] = _point(path)
+    arg = next(iter(kwargs))
+    kwargs[arg] = "one"
+    if isinstance(_resolve(path), np.ufunc):  # numpy's own error for a string operand
+        with pytest.raises(TypeError):
+            _resolve(path)(*kwargs.values())
+        return
+    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b"):
+        _resolve(path)(**kwargs)
+
+
+# ---------------------------------------------------------------- not table-driven
+F, U, O, H, N = (Constraint.FINITE_POSITIVE, Constraint.CLOSED_UNIT, Constraint.OPEN_UNIT,
+                 Constraint.HALF_OPEN_UNIT, Constraint.FINITE_NONNEGATIVE)
+
+# name -> (factory taking keyword arguments, valid keyword arguments, {parameter: constraint})
+OBJECTS: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Constraint]]] = {
+    "rdp.Gaussian": (rdp.Gaussian, {"sigma": 1.0}, {"sigma": F}),
+    "rdp.Laplace": (rdp.Laplace, {"b": 1.0}, {"b": F}),
+    "rdp.RandomizedResponse": (rdp.RandomizedResponse, {"p": 0.75}, {"p": O}),
+    "rdp.PoissonGaussian": (rdp.PoissonGaussian, {"sigma": 1.1, "q": 0.01}, {"sigma": F, "q": U}),
+    "rdp.SubsampledGaussianWOR": (rdp.SubsampledGaussianWOR, {"sigma": 1.1, "gamma": 0.01}, {"sigma": F, "gamma": U}),
+    "rdp.SubsampledWOR": (rdp.SubsampledWOR, {"base": rdp.Gaussian(1.0), "gamma": 0.01, "eps_inf": 1.0},
+                          {"gamma": U, "eps_inf": Constraint.NONNEGATIVE}),
+    "rdp.RDPAccountant.compose": (lambda count: rdp.RDPAccountant().compose(rdp.Gaussian(1.0), count),
+                                  {"count": 3}, {"count": N}),
+    "rdp.gaussian": (rdp.gaussian, {"alpha": 2.0, "sigma": 1.0}, {"alpha": Constraint.ORDER, "sigma": F}),
+    "rdp.poisson_gaussian": (rdp.poisson_gaussian, {"alpha": 2.0, "sigma": 1.0, "q": 0.01},
+                             {"alpha": Constraint.ORDER, "sigma": F, "q": U}),
+    "rdp.subsampled_gaussian_wor": (rdp.subsampled_gaussian_wor, {"alpha": 2.0, "sigma": 1.0, "gamma": 0.01},
+                                    {"alpha": Constraint.ORDER, "sigma": F, "gamma": U}),
+}
+
+
+def _object_cases() -> list[tuple[str, str, Any]]:
+    out: list[tuple[str, str, Any]] = []
+    for name, (_, _, rules) in OBJECTS.items():
+        for arg, c in rules.items():
+            out += [(name, arg, v) for v in _bad_values(c)]
+            out.append((name, arg, "x"))
+    return out
+
+
+@pytest.mark.parametrize("name,arg,value", _object_cases())
+def test_objects_reject(name: str, arg: str, value: Any) -> None:
+    factory, valid, _ = OBJECTS[name]
+    factory(**valid)  # the valid point is valid
+    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b"):
+        factory(**{**valid, arg: value})
+
+
+def test_mechanisms_reject_arrays_bools_and_bad_choices() -> None:
+    with pytest.raises(DPBoundsError, match="sigma must be a single number"):
+        rdp.Gaussian(np.array([1.0, 2.0]))
+    with pytest.raises(DPBoundsError, match="q must be"):
+        rdp.PoissonGaussian(1.0, True)
+    with pytest.raises(DPBoundsError, match="mode must be one of"):
+        rdp.PoissonGaussian(1.0, 0.1, mode="exactly")
+    with pytest.raises(DPBoundsError, match="bound must be one of"):
+        rdp.SubsampledGaussianWOR(1.0, 0.1, bound="tight")
+    with pytest.raises(DPBoundsError, match="base must be"):
+        rdp.SubsampledWOR(3.0, 0.1)
+    with pytest.raises(DPBoundsError, match="func must be callable"):
+        rdp.Custom(3.0)
+
+
+def test_issue_example_is_refused() -> None:
+    # accepted before and answered inf: rate 1.5 is not a probability
+    with pytest.raises(DPBoundsError, match=r"\bq\b"):
+        rdp.RDPAccountant().compose(rdp.PoissonGaussian(1.1, 1.5), 10).get_epsilon(1e-5)
+    with pytest.raises(DPBoundsError, match=r"\bsigma\b"):
+        rdp.PoissonGaussian(-1.1, 0.01)
+
+
+# ---------------------------------------------------------------- completeness of the walk
+
+# public callables whose contract is checked by other test files (file named)
+CHECKED_ELSEWHERE = {
+    # accountants' constructors, queries and calibration: test_accountant_protocol.py, test_calibration.py
+    "PoissonAccountant", "RandomAllocationAccountant", "RandomAllocationPLD", "PrivacyAccountant",
+    "PoissonPLD", "RDPAccountant", "calibrate_noise", "calibrate_epochs", "calibrate_batch_size",
+    "TradeoffCurve",  # test_curve.py
+    "theorem31", "delta_bound_terms", "lognormal_moments",  # test_theorem31.py
+    "exact_max_gap", "gap_ratio", "tradeoff_exact",  # test_exact.py
+    "sep", "sep_gaussian", "f0delta_compose", "gaussian_compose",  # test_tradeoff.py
+    "epsilon", "delta", "subsampled_wor", "hybrid_noise", "hypercube_noise", "coordinatewise_poisson",
+    "coordinatewise_limit", "twice_sampling", "poisson_general",  # test_rdp_api.py, test_rdp_hybrid_clipping.py
+    "Mechanism", "Custom", "LognormalMoments", "Theorem31Result", "PrivacyBracket",
+    "DPBoundsError", "PrecisionWarning", "law_for", "clear_cache", "cache_info", "set_cache_limit",
+}
+
+
+def _public_callables() -> set[str]:
+    names: set[str] = set()
+    for mod in (dpbounds, rdp, dpbounds.accountant, dpbounds.sampling, dpbounds.tradeoff):
+        for n in getattr(mod, "__all__", []):
+            obj = getattr(mod, n)
+            if callable(obj) and not isinstance(obj, np.ufunc) and not inspect.ismodule(obj):
+                names.add(n)
+    return names
+
+
+def test_public_surface_is_walked() -> None:
+    walked = {p.rpartition(".")[2] for p in {u.python for u in UFUNCS if u.python}}
+    walked |= {n.split(".")[1] for n in OBJECTS}
+    walked |= {n.rpartition(".")[2] for n in OBJECTS}
+    missing = sorted(_public_callables() - walked - CHECKED_ELSEWHERE - SAMPLING_CHECKED)
+    assert not missing, f"public callables outside the input-contract walk: {missing}"
+
+
+SAMPLING_CHECKED = set(getattr(dpbounds.sampling, "__all__", []))  # test_sampling.py

@@ -1,0 +1,157 @@
+"""Ctrl-C: every long computation stops within 0.2 s of SIGINT (and raises KeyboardInterrupt).
+
+The compiled loops run without the GIL, where CPython cannot raise KeyboardInterrupt; they
+look for a pending signal between blocks of work (dpbounds/_interrupt.pxd).  Each test runs
+one long call in a subprocess, sends SIGINT once the call is under way, and measures the time
+from the signal to the moment the child's ``except KeyboardInterrupt`` runs (both read the
+system-wide monotonic clock, so interpreter shutdown is not counted).  The call is made long
+(several seconds unloaded) so that it cannot finish before the signal; the child reports
+"done" if it did, and the test fails then, since it would have measured nothing.
+
+Margin on a loaded machine: a scheduling hiccup can delay one delivery; each case is tried
+up to three times and the best latency must be < 0.2 s.  A loop that does not look for
+signals fails all three (it ignores Ctrl-C for seconds).
+
+The in-process tests check the mechanism without timing: SIGINT from a helper thread stops a
+raw ufunc early (the tail of ``out=`` is never written) and the exception is the
+KeyboardInterrupt itself, whichever numpy loop path (contiguous, strided, buffered casts,
+``where=``, the paired Theorem 3.1 loop) runs.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import dpbounds
+from dpbounds import ufuncs
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+LATENCY = 0.2  # seconds from SIGINT to KeyboardInterrupt, the contract of docs/contract.md
+
+_CHILD = r'''
+import sys, time, warnings
+import numpy as np
+import dpbounds
+from dpbounds import ufuncs
+{setup}
+sys.stdout.write("go\n"); sys.stdout.flush()
+try:
+    {call}
+    print("done")
+except KeyboardInterrupt:
+    print("interrupted", repr(time.monotonic()))
+'''
+
+
+def _latency_once(setup: str, call: str, wait: float) -> float:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.Popen([sys.executable, "-c", _CHILD.format(setup=setup, call=call)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = p.stdout.readline() if p.stdout else ""
+        assert line == "go\n", (line, p.communicate()[1])
+        time.sleep(wait)  # the call is under way
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    words = out.split()
+    assert words and words[0] == "interrupted", f"the call finished before the signal or failed: {out!r} {err!r}"
+    return float(words[1]) - t0
+
+
+def _latency(setup: str, call: str, wait: float = 0.4) -> float:
+    best = float("inf")
+    for _ in range(3):
+        best = min(best, _latency_once(setup, call, wait))
+        if best < LATENCY:
+            break
+    return best
+
+
+# (setup, call): each call runs for several seconds on an unloaded machine
+LONG_CALLS = {
+    # the issue's example: a rounds_required grid (raw ufunc and validated wrapper)
+    "ufunc rounds_required grid": ("x = np.full((3000, 1000), 1.0)", "ufuncs.rounds_required_exact(x, 1e-5)"),
+    "rounds_required grid": ("s = np.linspace(0.8, 2.0, 3000)[:, None]", "dpbounds.rounds_required(s, np.full(1000, 1e-5))"),
+    # numpy's buffered path (float32 cast): many short inner-loop calls
+    "ufunc buffered cast": ("x = np.full((3000, 1000), 1.0, dtype=np.float32)", "ufuncs.rounds_required_exact(x, 1e-5)"),
+    "ufunc strided where=": ("x = np.full((1000, 6000), 1.0)[:, ::2]; o = np.empty_like(x)",
+                             "ufuncs.rounds_required_exact(x, 1e-5, out=o, where=x > 0)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_CALLS))
+def test_sigint_latency(name: str) -> None:
+    setup, call = LONG_CALLS[name]
+    assert _latency(setup, call) < LATENCY
+
+
+# ---------------------------------------------------------------- in-process, no timing
+
+
+def _interrupt_soon(delay: float) -> threading.Thread:
+    def fire() -> None:
+        time.sleep(delay)
+        os.kill(os.getpid(), signal.SIGINT)
+    th = threading.Thread(target=fire)
+    th.start()
+    return th
+
+
+def _stops_early(run: Callable[[], Any], out: np.ndarray, delay: float = 0.05) -> None:
+    """``run`` (which writes ``out``, prefilled with NaN) raises KeyboardInterrupt and leaves part unwritten."""
+    out[...] = np.nan
+    th = _interrupt_soon(delay)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run()
+            time.sleep(10 * delay)  # only reached if the call finished first: let the signal land
+    finally:
+        th.join()
+    flat = np.asarray(out).ravel()
+    assert np.isnan(flat[-1]), "the loop ran to the end despite the signal"
+    assert not np.isnan(flat[0])
+
+
+def test_plain_loop_stops() -> None:
+    x = np.full(2_000_000, 1.0)
+    o = np.empty_like(x)
+    _stops_early(lambda: ufuncs.rounds_required_exact(x, 1e-5, out=o), o)
+
+
+def test_buffered_loop_stops() -> None:
+    x = np.full(2_000_000, 1.0, dtype=np.float32)
+    o = np.empty(x.shape)
+    _stops_early(lambda: ufuncs.rounds_required_exact(x, 1e-5, out=o), o)
+
+
+def test_paired_theorem31_loop_stops() -> None:
+    # sigma varies so that every element is evaluated; two outputs (value, status)
+    s = np.linspace(0.8, 3.0, 5_000_000)
+    o = np.empty_like(s)
+    st = np.empty(s.shape, dtype=np.int8)
+    _stops_early(lambda: ufuncs._delta_bound_checked_exact(s, 1e6, out=(o, st)), o, delay=0.01)
+
+
+def test_uninterrupted_results_unchanged() -> None:
+    # the blocks and the signal looks change nothing: every element equals its scalar evaluation
+    s = np.geomspace(0.5, 5.0, 4099)
+    got = ufuncs.rounds_required_exact(s, 1e-5)
+    want = np.array([ufuncs.rounds_required_exact(v, 1e-5) for v in s[:: 97]])
+    assert np.array_equal(got[:: 97], want)
+    got2 = ufuncs.delta_bound_exact(s, 1e6)
+    want2 = np.array([ufuncs.delta_bound_exact(v, 1e6) for v in s[:: 97]])
+    assert np.array_equal(got2[:: 97], want2, equal_nan=True)
