@@ -171,6 +171,7 @@ CHECKED_ELSEWHERE = {
     "coordinatewise_limit", "twice_sampling", "poisson_general",  # test_rdp_api.py, test_rdp_hybrid_clipping.py
     "Mechanism", "Custom", "LognormalMoments", "Theorem31Result", "PrivacyBracket",
     "DPBoundsError", "PrecisionWarning", "law_for", "clear_cache", "cache_info", "set_cache_limit",
+    "plan", "Plan", "PlanPoint",  # test_planner.py
 }
 
 
