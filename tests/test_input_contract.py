@@ -172,12 +172,16 @@ CHECKED_ELSEWHERE = {
     "Mechanism", "Custom", "LognormalMoments", "Theorem31Result", "PrivacyBracket",
     "DPBoundsError", "PrecisionWarning", "law_for", "clear_cache", "cache_info", "set_cache_limit",
     "plan", "Plan", "PlanPoint",  # test_planner.py
+    # dpbounds.composition: test_composition.py::test_bad_input_names_the_parameter
+    "subsample", "naive", "advanced", "optimal", "optimal_delta", "subsampled_epsilon",
+    "SubsampledComposition",
 }
 
 
 def _public_callables() -> set[str]:
     names: set[str] = set()
-    for mod in (dpbounds, rdp, dpbounds.accountant, dpbounds.sampling, dpbounds.tradeoff):
+    for mod in (dpbounds, rdp, dpbounds.accountant, dpbounds.sampling, dpbounds.tradeoff,
+                dpbounds.composition):
         for n in getattr(mod, "__all__", []):
             obj = getattr(mod, n)
             if callable(obj) and not isinstance(obj, np.ufunc) and not inspect.ismodule(obj):
