@@ -71,7 +71,7 @@ def test_integer_axes_from_generated_specs_are_rounded_and_deduplicated():
     ("1:2:3:lin:5", "expected start:stop:num"),
     ("0:1e3:5:log", "a log axis needs start > 0"),
     ("1,,2", "empty item"),
-    ("", "empty spec"),
+    ("", "no values given"),
     ("abc", "every value must be a real number"),
     ("1e400", "too large"),
     ([1.0, float("nan")], "must not be NaN"),
@@ -295,15 +295,15 @@ def test_noise_multiplier_is_calibrate_noise():
 
 
 def test_imprecise_brackets_warn_once(recwarn):
-    # a tolerance no lattice within the cap meets: each point says so in its columns, one warning in all
-    got = run("epsilon_poisson", sigma=[1.0], sample_rate=[0.05], steps=[10, 20], delta=[1e-5], tolerance=1e-9)
+    # a tolerance the accountant cannot meet here: each point says so in its columns, one warning in all
+    got = run("epsilon_random_allocation", sigma=[1.0, 2.0], rounds=[10], delta=[1e-5], tolerance=1e-9)
     warned = [w for w in recwarn if issubclass(w.category, dpbounds.PrecisionWarning)]
     assert len(warned) == 1 and "at 2 of 2 points" in str(warned[0].message)
     assert not got["tolerance_met"].any() and got["valid"].all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpbounds.PrecisionWarning)
-        notes = [dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=0.05, steps=t, tolerance=1e-9)
-                 .get_epsilon_bracket(1e-5).note for t in (10, 20)]
+        notes = [dpbounds.RandomAllocationAccountant(s, 10, tolerance=1e-9).get_epsilon_bracket(1e-5).note
+                 for s in (1.0, 2.0)]
     assert got["reason"].ravel().tolist() == notes and all(notes)
 
 

@@ -18,7 +18,7 @@ import sys
 import textwrap
 from typing import Any, NoReturn, Sequence
 
-from dpbounds.cli import _accountant, _core, _dpsgd, _rdp, _tradeoff
+from dpbounds.cli import _accountant, _core, _dpsgd, _rdp, _sweep, _tradeoff
 from dpbounds.cli._numbers import NEGATIVE_NUMBER
 from dpbounds.cli._output import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED
 
@@ -31,6 +31,7 @@ COMMANDS = (
     _tradeoff,     # tradeoff, gdp, gdp-mu
     _accountant,   # epsilon, curve
     _rdp,          # rdp
+    _sweep,        # sweep
 )
 
 

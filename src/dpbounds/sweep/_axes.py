@@ -102,7 +102,7 @@ def _generated(name: str, start: Any, stop: Any, num: Any, scale: Any) -> NDArra
 def _from_text(name: str, text: str) -> NDArray[np.float64]:
     s = text.strip()
     if not s:
-        raise DPBoundsError(f"axis {name}: empty spec")
+        raise DPBoundsError(f"axis {name}: no values given")
     if ":" in s:
         parts = [p.strip() for p in s.split(":")]
         if len(parts) == 3:

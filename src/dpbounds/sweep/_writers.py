@@ -21,7 +21,7 @@ from dpbounds._errors import DPBoundsError
 from dpbounds.sweep._evaluate import ChunkResult, Plan
 from dpbounds.sweep._manifest import Manifest, identity
 
-__all__ = ["Writer", "MemoryWriter", "ParquetWriter", "CsvWriter", "columns", "make_writer"]
+__all__ = ["Writer", "MemoryWriter", "ParquetWriter", "CsvWriter", "chunk_columns", "columns", "make_writer"]
 
 #: Smallest Parquet row group: chunks of the point-wise quantities (a few points each) are
 #: gathered into row groups of at least this many rows.
@@ -34,7 +34,7 @@ def columns(plan: Plan) -> list[str]:
     return [*plan.grid.names, *plan.grid.fixed, *q.outputs, *q.bool_outputs, "valid", "reason"]
 
 
-def _chunk_columns(plan: Plan, res: ChunkResult) -> dict[str, NDArray[Any]]:
+def chunk_columns(plan: Plan, res: ChunkResult) -> dict[str, NDArray[Any]]:
     """Axis and output columns of one chunk (the reason column is the writer's business)."""
     n = res.hi - res.lo
     cols: dict[str, NDArray[Any]] = dict(plan.grid.coords(res.lo, res.hi))
@@ -208,7 +208,7 @@ class ParquetWriter(Writer):
 
     def write(self, res: ChunkResult) -> None:
         pa = self.pa
-        cols: dict[str, Any] = dict(_chunk_columns(self.plan, res))
+        cols: dict[str, Any] = dict(chunk_columns(self.plan, res))
         if res.reasons is not None:
             cols["reason"] = pa.array(res.reasons, type=pa.string())
         else:
@@ -276,7 +276,7 @@ class CsvWriter(Writer):
         return buf.getvalue()
 
     def write(self, res: ChunkResult) -> None:
-        cols = _chunk_columns(self.plan, res)
+        cols = chunk_columns(self.plan, res)
         table = self.table.tolist() if self.table is not None else []
         lists = [c.tolist() for c in cols.values()] + [res.reason_strings(table).tolist()]
         text = self._text(zip(*lists))
