@@ -16,6 +16,7 @@ bit for bit.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 from collections import deque
@@ -123,8 +124,9 @@ def _chunk_block(i: NDArray[np.int64], plan: Plan) -> NDArray[np.object_]:
 
 def _dask(plan: Plan, start: int, workers: int | None, buffers: Buffers = None) -> Iterator[ChunkResult]:
     try:
-        import dask
-        import dask.array as da
+        # untyped modules: used through Any
+        dask: Any = importlib.import_module("dask")
+        da: Any = importlib.import_module("dask.array")
     except ImportError:
         raise DPBoundsError("engine='dask' needs dask: pip install 'dpbounds[dask]'") from None
     n = plan.n_chunks - start

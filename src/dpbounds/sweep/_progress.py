@@ -28,7 +28,7 @@ class Progress:
 
 class _Tqdm(Progress):
     def __init__(self, total: int, desc: str, delay: float, initial: int) -> None:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
 
         self._bar: Any = tqdm(total=total, desc=desc, unit="pt", unit_scale=True, delay=delay, initial=initial,
                               file=sys.stderr, dynamic_ncols=True)

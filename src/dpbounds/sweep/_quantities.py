@@ -120,7 +120,7 @@ class Quantity:
 
     def axis_constraints(self) -> tuple[Constraint, ...]:
         """The constraint of each axis (declared order), from the ufunc declaration table."""
-        got = self._cache.get("constraints")
+        got: tuple[Constraint, ...] | None = self._cache.get("constraints")
         if got is None:
             # the table is imported on first use, as dpbounds._dispatch does
             from dpbounds._ufunc_table import by_name
@@ -129,11 +129,11 @@ class Quantity:
                      for ax, u, arg in self.constraints}
             got = tuple(table.get(a.name, Constraint.ANY) for a in self.axes)
             self._cache["constraints"] = got
-        return got  # type: ignore[no-any-return]
+        return got
 
     def reason_table(self) -> list[str]:
         """Reason text of every code (see :data:`STATUS_BASE`)."""
-        got = self._cache.get("reasons")
+        got: list[str] | None = self._cache.get("reasons")
         if got is None:
             got = [""] * (NONFINITE + 1)
             for j, (ax, c) in enumerate(zip(self.axes, self.axis_constraints())):
@@ -142,7 +142,7 @@ class Quantity:
                 got[STATUS_BASE + bits] = "; ".join(status_reasons(bits)) or self.nonfinite
             got[NONFINITE] = self.nonfinite
             self._cache["reasons"] = got
-        return got  # type: ignore[no-any-return]
+        return got
 
 
 # ---------------------------------------------------------------- element-wise (ufunc) quantities

@@ -1,7 +1,6 @@
 """The driver of :func:`dpbounds.sweep`: plan the grid, run an engine, write, tally, report."""
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
 from dataclasses import dataclass
@@ -93,9 +92,9 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
     bar = make_progress(progress, plan.grid.size, f"sweep {plan.quantity.name}", initial=tally.skipped)
     q = plan.quantity
     buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path == "elementwise" else None
+    chunks = run_engine(engine, plan, writer.start, workers, buffers)
     try:
-        with deferred_interrupts() as interrupts, \
-                contextlib.closing(run_engine(engine, plan, writer.start, workers, buffers)) as chunks:
+        with deferred_interrupts() as interrupts:
             for res in chunks:
                 writer.write(res)
                 n = res.hi - res.lo
@@ -107,6 +106,9 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
                 interrupts.check()
     finally:
         try:
+            close = getattr(chunks, "close", None)   # the engine's generator: shuts its pool down
+            if close is not None:
+                close()
             writer.close()
         finally:
             bar.close()

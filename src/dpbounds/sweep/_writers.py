@@ -147,8 +147,8 @@ def _identity(plan: Plan) -> dict[str, Any]:
 
 def _pyarrow() -> tuple[Any, Any]:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         raise DPBoundsError("writing Parquet needs pyarrow: pip install 'dpbounds[sweep]' (or write .csv)") from None
     return pa, pq
