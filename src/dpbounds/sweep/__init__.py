@@ -9,9 +9,12 @@ docs/sweep.md.  The machinery is imported on the first call, so ``import dpbound
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpbounds.sweep._axes import INTEGER_AXES, parse_axis
+
+if TYPE_CHECKING:   # at run time QUANTITIES is loaded on first access (__getattr__ below)
+    from dpbounds.sweep._quantities import QUANTITIES
 
 __all__ = ["sweep", "parse_axis", "QUANTITIES", "INTEGER_AXES"]
 
