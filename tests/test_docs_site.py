@@ -30,12 +30,12 @@ pytestmark = pytest.mark.skipif(not (DOCS / "conf.py").exists(),
 
 # The pages other documents cite by file name: renaming one breaks those citations.
 PAGES = ["index", "theorem31", "epochs", "tradeoff", "rdp", "accountant", "which-accountant",
-         "cli", "api", "sampling", "accuracy", "composition", "planner"]
+         "cli", "api", "sampling", "accuracy", "composition", "planner", "sweep", "figures"]
 # Pages with runnable ``>>>`` examples, and the least number each must run (a page whose
 # examples silently vanish fails here).
 DOCTEST_PAGES = {"index.md": 4, "theorem31.md": 10, "epochs.md": 4, "tradeoff.md": 8, "rdp.md": 8,
                  "accountant.md": 4, "which-accountant.md": 8, "composition.md": 8,
-                 "planner.md": 10}
+                 "planner.md": 10, "sweep.md": 8}
 
 
 def _markdown_doctest(page: str) -> doctest.TestResults:

@@ -18,7 +18,7 @@ import sys
 import textwrap
 from typing import Any, NoReturn, Sequence
 
-from dpbounds.cli import _accountant, _core, _dpsgd, _plan, _plot, _rdp, _tradeoff
+from dpbounds.cli import _accountant, _core, _dpsgd, _plan, _plot, _rdp, _sweep, _tradeoff
 from dpbounds.cli._numbers import NEGATIVE_NUMBER
 from dpbounds.cli._output import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED
 
@@ -33,6 +33,7 @@ COMMANDS = (
     _rdp,          # rdp
     _plot,         # plot rounds|tradeoff|epsilon
     _plan,         # plan
+    _sweep,        # sweep
 )
 
 

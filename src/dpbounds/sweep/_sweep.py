@@ -1,0 +1,118 @@
+"""The driver of :func:`dpbounds.sweep`: plan the grid, run an engine, write, tally, report."""
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds.sweep._axes import parse_axis
+from dpbounds.sweep._engines import ENGINES, run_engine
+from dpbounds.sweep._evaluate import Plan, axis_codes, resolve_outer
+from dpbounds.sweep._grid import Grid
+from dpbounds.sweep._interrupt import deferred_interrupts
+from dpbounds.sweep._progress import make_progress
+from dpbounds.sweep._quantities import Quantity, get_quantity
+from dpbounds.sweep._writers import MemoryWriter, make_writer
+
+__all__ = ["plan_sweep", "run_sweep", "Tally"]
+
+
+@dataclass
+class Tally:
+    """What a sweep produced: points computed now, skipped (resumed), invalid, imprecise."""
+
+    points: int = 0
+    skipped: int = 0
+    invalid: int = 0
+    imprecise: int = 0
+
+
+def _options(q: Quantity, given: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for o in q.options:
+        value = given.get(o.name, o.default)
+        if o.choices:
+            if isinstance(value, bool):   # truncated=True reads naturally; the choices are text
+                value = "true" if value else "false"
+            out[o.name] = V.check_choice(o.name, value, o.choices)
+        else:
+            out[o.name] = float(o.check(o.name, value)) if o.check is not None else value
+    return out
+
+
+def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size: int | None = None,
+               zipped: bool = False) -> Plan:
+    """The evaluation plan of ``quantity`` over ``axes`` (axis specs and options mixed, as ``sweep`` takes them)."""
+    q = get_quantity(quantity)
+    names = q.axis_names
+    option_names = tuple(o.name for o in q.options)
+    for key in axes:
+        if key not in names and key not in option_names:
+            opts = f"; its options: {', '.join(option_names)}" if option_names else ""
+            raise DPBoundsError(f"{q.name} has no axis or option {key!r} (its axes: {', '.join(names)}{opts})")
+    missing = [a.name for a in q.axes if a.default is None and a.name not in axes]
+    if missing:
+        raise DPBoundsError(f"{q.name} needs the axis {', '.join(missing)} (its axes: {', '.join(names)})")
+    swept = {k: parse_axis(k, v) for k, v in axes.items() if k in names}
+    fixed = {a.name: float(a.default) for a in q.axes if a.name not in swept and a.default is not None}
+    grid = Grid.build(swept, fixed, bool(zipped))
+    options = _options(q, {k: v for k, v in axes.items() if k in option_names})
+    size = q.chunk_size if chunk_size is None else V.check_count("chunk_size", chunk_size, minimum=1)
+    if q.kind == "point":
+        path = "point"
+    elif (q.outer is not None and not grid.zipped and len(grid.names) == len(q.outer_axes)
+          and set(grid.names) == set(q.outer_axes)):
+        path = "outer"
+    else:
+        path = "elementwise"
+    layout = grid.layout(size, rows=(path == "outer"))
+    codes = axis_codes(q, grid) if q.kind == "ufunc" else ()
+    outer = resolve_outer(q.outer) if path == "outer" and q.outer is not None else None
+    return Plan(q, options, grid, layout, path, codes, outer)
+
+
+def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = None, chunk_size: int | None = None,
+              progress: bool | None = None, engine: str = "local", zipped: bool = False, resume: bool = False,
+              workers: int | None = None, axes: Mapping[str, Any]) -> tuple[Any, Tally]:
+    """:func:`sweep`, returning also the :class:`Tally` (the command line prints it)."""
+    V.check_choice("engine", engine, ENGINES)
+    if progress not in (None, True, False):
+        raise DPBoundsError(f"progress must be None, True or False, got {progress!r}")
+    if workers is not None:
+        workers = V.check_count("workers", workers, minimum=1)
+    plan = plan_sweep(quantity, axes, chunk_size=chunk_size, zipped=zipped)
+    writer = make_writer(plan, out, bool(resume))
+    tally = Tally()
+    tally.skipped = plan.layout.bounds(writer.start - 1)[1] if writer.start > 0 else 0
+    bar = make_progress(progress, plan.grid.size, f"sweep {plan.quantity.name}", initial=tally.skipped)
+    q = plan.quantity
+    buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path == "elementwise" else None
+    chunks = run_engine(engine, plan, writer.start, workers, buffers)
+    try:
+        with deferred_interrupts() as interrupts:
+            for res in chunks:
+                writer.write(res)
+                n = res.hi - res.lo
+                tally.points += n
+                tally.invalid += n - int(np.count_nonzero(res.valid))
+                if "tolerance_met" in res.values:
+                    tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
+                bar.update(n)
+                interrupts.check()
+    finally:
+        try:
+            close = getattr(chunks, "close", None)   # the engine's generator: shuts its pool down
+            if close is not None:
+                close()
+            writer.close()
+        finally:
+            bar.close()
+    if tally.imprecise:
+        warnings.warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
+                      "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning, stacklevel=3)
+    return writer.result(), tally
