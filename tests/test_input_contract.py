@@ -172,6 +172,7 @@ CHECKED_ELSEWHERE = {
     "Mechanism", "Custom", "LognormalMoments", "Theorem31Result", "PrivacyBracket",
     "DPBoundsError", "PrecisionWarning", "law_for", "clear_cache", "cache_info", "set_cache_limit",
     "plan", "Plan", "PlanPoint",  # test_planner.py
+    "sweep",  # test_sweep.py::test_bad_arguments_raise_naming_them, test_bad_axis_specs_name_the_axis
     # dpbounds.composition: test_composition.py::test_bad_input_names_the_parameter
     "subsample", "naive", "advanced", "optimal", "optimal_delta", "subsampled_epsilon",
     "SubsampledComposition",
