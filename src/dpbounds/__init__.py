@@ -5,7 +5,8 @@ Validated API (raises ``ValueError`` naming the bad parameter):
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
 Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
 (``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``);
-batch samplers matching the accountants (``dpbounds.sampling``).
+batch samplers matching the accountants (``dpbounds.sampling``); Theorem 3.1 on Cartesian
+grids, axis by axis (``dpbounds.outer``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, lognormal_rho3, and ``dpbounds.ufuncs``
     (every compiled ufunc; see docs/accuracy.md).
@@ -52,6 +53,7 @@ from dpbounds.accountant import (
 )
 from dpbounds import rdp
 from dpbounds import sampling
+from dpbounds import outer
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
     LognormalMoments,
@@ -96,6 +98,7 @@ __all__ = [
     "gdp_mu_poisson_drs",
     "gdp_mu_random_allocation",
     "multi_epoch_tradeoff",
+    "outer",
     "rdp",
     "sampling",
     "sep",
