@@ -16,6 +16,20 @@
  * saturates its terms (M - 1 >= 2, so mu^2 <= 5e119 below it): such rows take that code. */
 #define EPS_FAST_MAX 1e120
 
+#define STATUS_CHUNK 256
+
+/* An AVX2 clone of the row loop, chosen at load time where the CPU has it (GCC function
+ * multi-versioning, as in dpb_fourier_series.c: 4-wide instead of 2-wide and three-operand
+ * instructions).  Bit-identical to the baseline: ISO C mode (-std=c99) keeps FP contraction
+ * off and nothing is reassociated, so both clones round the same operations in the same
+ * order.  glibc only: the clones are dispatched by an ifunc, which musl does not implement. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) \
+    && !defined(DPB_NO_CLONES)
+#define OUTER_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define OUTER_CLONES
+#endif
+
 static int odd_column(double m, int mode)
 {
     return !isgreaterequal(m, 3.0) || isinf(m) || (mode == DPB_T31_MODE_CHECKED && m != floor(m));
@@ -46,7 +60,7 @@ void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode)
 /* The per-row constants; returns 0 when the row can take the fast loop. */
 typedef struct {
     double eps, coef, ww, s2, limit;
-    int edge;                /* whether sigma^2 ln M < 3 is tested (sigma < 1e10) */
+    double edge;             /* 3 where sigma^2 ln M < 3 is tested (sigma < 1e10), else -inf */
 } row_consts;
 
 static int row_prepare(double sigma, int coefficient, row_consts *r)
@@ -58,59 +72,64 @@ static int row_prepare(double sigma, int coefficient, row_consts *r)
     r->coef = c.coef;
     r->ww = dpb_mul_sat(c.w, c.w);
     r->s2 = sigma * sigma;
-    r->edge = sigma < 1e10;
+    r->edge = sigma < 1e10 ? 3.0 : -DPB_INF;   /* s2 ln M < -inf never holds */
     r->limit = dpb_t31_condition2_limit(&c);
     return 0;
 }
 
-/* The six-term sum at one point, operation for operation as t31_terms_given (mu <= 1e60 and
- * coef <= 1e150 here, so dpb_mul_sat(coef, mu) is the plain product); *t1 receives T1. */
-DPB_INLINE double row_point(const row_consts *r, double inv_m1, double tail, double *t1)
+/* The row loop.  The constants are locals (a store to out cannot change them, so the
+ * compiler vectorizes) and the loop has no branch.  Per point: the six-term sum operation
+ * for operation as t31_terms_given (mu <= 1e60 and coef <= 1e150 here, so dpb_mul_sat(coef,
+ * mu) is the plain product), summed smallest first, then the checks of t31_status_given
+ * with delta = NaN (condition (2) at delta_min). */
+OUTER_CLONES static void row_fast(const row_consts *r, const dpb_outer_t31_cols *cols, ptrdiff_t c0, ptrdiff_t c1,
+                     double *restrict out, signed char *restrict status)
 {
-    double mu2 = r->eps * inv_m1;
-    double mu = sqrt(mu2);
-    double a = 2.0 * DPB_BE_CONSTANT * (r->coef * mu);
-    double b = DPB_INV_SQRT2PI * mu;
-    double c = (T3_A + T3_B) * mu2 + T3_B * (r->ww * inv_m1);
-    double d = T4_C * mu2 * mu;
-    double e = T5_C * mu2 * mu2;
-    double sum = 0.0;
-    sum += tail;
-    sum += e;
-    sum += d;
-    sum += c;
-    sum += b;
-    sum += a;
-    *t1 = a;
-    return sum;
-}
-
-/* The status bits of t31_status_given at one point (delta = NaN: condition (2) at delta_min). */
-DPB_INLINE int row_status(const row_consts *r, double dmin, double t1, double log_m)
-{
-    double lhs = 0.5 * t1 + dmin;
-    int st = (r->edge && r->s2 * log_m < 3.0) ? DPB_T31_SIGMA_BELOW_EDGE : 0;
-    return st | (lhs <= r->limit ? 0 : DPB_T31_CONDITION2);
-}
-
-static void row_fast(const row_consts *r, const dpb_outer_t31_cols *cols, ptrdiff_t c0, ptrdiff_t c1,
-                     double *out, signed char *status)
-{
-    const double *inv_m1 = cols->inv_m1, *log_m = cols->log_m, *tail = cols->tail;
+    const double *restrict inv_m1 = cols->inv_m1, *restrict log_m = cols->log_m, *restrict tail = cols->tail;
+    const double eps = r->eps, coef = r->coef, ww = r->ww, s2 = r->s2, edge = r->edge, limit = r->limit;
     ptrdiff_t j;
+#define DPB_OUTER_POINT                                                         \
+    double inv = inv_m1[j];                                                     \
+    double mu2 = eps * inv;                                                     \
+    double mu = sqrt(mu2);                                                      \
+    double t1 = 2.0 * DPB_BE_CONSTANT * (coef * mu);                            \
+    double t2 = DPB_INV_SQRT2PI * mu;                                           \
+    double t3 = (T3_A + T3_B) * mu2 + T3_B * (ww * inv);                        \
+    double t4 = T4_C * mu2 * mu;                                                \
+    double t5 = T5_C * mu2 * mu2;                                               \
+    double dmin = 0.0;                                                          \
+    double lhs;                                                                 \
+    int below_edge, cond2;                                                      \
+    dmin += tail[j];                                                            \
+    dmin += t5;                                                                 \
+    dmin += t4;                                                                 \
+    dmin += t3;                                                                 \
+    dmin += t2;                                                                 \
+    dmin += t1;                                                                 \
+    lhs = 0.5 * t1 + dmin;                                                      \
+    below_edge = s2 * log_m[j] < edge;                                          \
+    cond2 = !(lhs <= limit);                                                    \
+    out[j] = (below_edge | cond2) ? DPB_NAN : dmin;
     if (status) {
-        for (j = c0; j < c1; j++) {
-            double t1, dmin = row_point(r, inv_m1[j], tail[j], &t1);
-            int st = row_status(r, dmin, t1, log_m[j]);
-            out[j] = st ? DPB_NAN : dmin;
-            status[j] = (signed char)st;
+        /* the bits as doubles in a chunk buffer, narrowed in a second pass: a loop that mixes
+         * double and int8 data does not vectorize */
+        double code[STATUS_CHUNK];
+        ptrdiff_t j0, k;
+        for (j0 = c0; j0 < c1; j0 += STATUS_CHUNK) {
+            ptrdiff_t j1 = c1 - j0 > STATUS_CHUNK ? j0 + STATUS_CHUNK : c1;
+            for (j = j0; j < j1; j++) {
+                DPB_OUTER_POINT
+                code[j - j0] = (below_edge ? (double)DPB_T31_SIGMA_BELOW_EDGE : 0.0)
+                               + (cond2 ? (double)DPB_T31_CONDITION2 : 0.0);
+            }
+            for (k = 0; k < j1 - j0; k++) status[j0 + k] = (signed char)code[k];
         }
     } else {
         for (j = c0; j < c1; j++) {
-            double t1, dmin = row_point(r, inv_m1[j], tail[j], &t1);
-            out[j] = row_status(r, dmin, t1, log_m[j]) ? DPB_NAN : dmin;
+            DPB_OUTER_POINT
         }
     }
+#undef DPB_OUTER_POINT
 }
 
 /* First index k with odd[k] >= c0. */
@@ -173,23 +192,37 @@ void dpb_outer_rounds_required(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,
     }
 }
 
+void dpb_outer_dataset_columns(const double *rounds, ptrdiff_t n, double *masked)
+{
+    ptrdiff_t j;
+    for (j = 0; j < n; j++) {
+        double m = rounds[j];
+        masked[j] = isgreaterequal(m, 1.0) && !isinf(m) ? m : DPB_NAN;
+    }
+}
+
+/* (a * M) / noise_ratio over a row: no branch (a NaN column stays NaN), so it vectorizes. */
+OUTER_CLONES static void dataset_row(double a, double noise_ratio, const double *restrict masked,
+                                     ptrdiff_t c0, ptrdiff_t c1, double *restrict out)
+{
+    ptrdiff_t j;
+    for (j = c0; j < c1; j++) out[j] = a * masked[j] / noise_ratio;
+}
+
 void dpb_outer_min_dataset_size(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,
-                                const double *rounds, ptrdiff_t c0, ptrdiff_t c1,
+                                const double *masked, ptrdiff_t c0, ptrdiff_t c1,
                                 double clip_norm, double noise_ratio, double *out, ptrdiff_t ld)
 {
     const int scalars_ok = isgreater(clip_norm, 0.0) && !isinf(clip_norm)
                            && isgreater(noise_ratio, 0.0) && !isinf(noise_ratio);
     ptrdiff_t i, j;
     for (i = r0; i < r1; i++) {
-        double *o = out + i * ld, s = sigma[i], a;
+        double *o = out + i * ld, s = sigma[i];
         if (!scalars_ok || !isgreater(s, 0.0) || isinf(s)) {
             for (j = c0; j < c1; j++) o[j] = DPB_NAN;
             continue;
         }
-        a = clip_norm * s;   /* clip_norm * sigma * rounds / noise_ratio, left to right */
-        for (j = c0; j < c1; j++) {
-            double m = rounds[j];
-            o[j] = (isgreaterequal(m, 1.0) && !isinf(m)) ? a * m / noise_ratio : DPB_NAN;
-        }
+        /* clip_norm * sigma * rounds / noise_ratio, left to right as dpb_min_dataset_size */
+        dataset_row(clip_norm * s, noise_ratio, masked, c0, c1, o);
     }
 }

@@ -73,15 +73,20 @@ void dpb_outer_rounds_required(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,
                                const double *delta, ptrdiff_t c0, ptrdiff_t c1,
                                int coefficient, int validity_at_target, double *out, ptrdiff_t ld);
 
+/* dpb_outer_dataset_columns -- masked[j] = rounds[j] where dpb_min_dataset_size accepts it
+ * (M >= 1 and finite), NaN elsewhere: the column table of dpb_outer_min_dataset_size. */
+void dpb_outer_dataset_columns(const double *rounds, ptrdiff_t n, double *masked);
+
 /* dpb_outer_min_dataset_size -- out[i, j] = dpb_min_dataset_size(sigma[i], rounds[j],
- * clip_norm, noise_ratio) for i in [r0, r1), j in [c0, c1).
+ * clip_norm, noise_ratio) for i in [r0, r1), j in [c0, c1), given masked from
+ * dpb_outer_dataset_columns.
  * METHOD  per row: a = clip_norm * sigma[i]; per point: (a * M) / noise_ratio, the elementwise
- *         formula's own operations in its order.
+ *         formula's own operations in its order (a NaN column propagates, no branch).
  * ACCURACY  identical to the elementwise function (correctly rounded multiply and divide).
  * EDGES  NaN where dpb_min_dataset_size gives NaN: sigma, clip_norm or noise_ratio not finite
- *        > 0, M NaN, < 1 or inf. */
+ *        > 0, M NaN, < 1 or inf; inf where the value exceeds the double range. */
 void dpb_outer_min_dataset_size(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,
-                                const double *rounds, ptrdiff_t c0, ptrdiff_t c1,
+                                const double *masked, ptrdiff_t c0, ptrdiff_t c1,
                                 double clip_norm, double noise_ratio, double *out, ptrdiff_t ld);
 
 #endif /* DPB_OUTER_H */

@@ -79,8 +79,9 @@ cdef extern from "dpb_outer.h" nogil:
     void dpb_outer_rounds_required(const double *sigma, Py_ssize_t r0, Py_ssize_t r1,
                                    const double *delta, Py_ssize_t c0, Py_ssize_t c1,
                                    int coefficient, int validity_at_target, double *out, Py_ssize_t ld)
+    void dpb_outer_dataset_columns(const double *rounds, Py_ssize_t n, double *masked)
     void dpb_outer_min_dataset_size(const double *sigma, Py_ssize_t r0, Py_ssize_t r1,
-                                    const double *rounds, Py_ssize_t c0, Py_ssize_t c1,
+                                    const double *masked, Py_ssize_t c0, Py_ssize_t c1,
                                     double clip_norm, double noise_ratio, double *out, Py_ssize_t ld)
 
 cdef extern from "dpb_vecmath.h" nogil:

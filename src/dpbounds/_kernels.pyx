@@ -719,9 +719,13 @@ def outer_min_dataset_size(sigma, rounds, double clip_norm, double noise_ratio, 
         raise DPBoundsError(f"out must have shape {(ns, nm)}, got {(o.shape[0], o.shape[1])}")
     if ns == 0 or nm == 0:
         return out
+    masked = np.empty(nm, dtype=np.float64)
+    cdef double[::1] mk = masked
+    with nogil:
+        dpb_outer_dataset_columns(&m[0], nm, &mk[0])
     job.kind = _OUTER_MIN_DATASET_SIZE
     job.sigma = &s[0]
-    job.x = &m[0]
+    job.x = &mk[0]
     job.cols = NULL
     job.clip_norm = clip_norm
     job.noise_ratio = noise_ratio
