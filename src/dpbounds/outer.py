@@ -96,8 +96,9 @@ def delta_bound_outer(sigma: Any, rounds: Any, coefficient: str = "exact", *,
         (and return), not sharing memory with ``sigma`` or ``rounds``.
     return_status : bool
         Also return the int8 array of status bits per point: 0 where the theorem applies,
-        otherwise the bits of :data:`dpbounds.ufuncs.STATUS_BITS` (4: sigma < sqrt(3/ln M),
-        8: condition (2) fails), readable with :func:`dpbounds.describe_status`.
+        otherwise the sum of the reasons it does not, from the table
+        ``dpbounds.ufuncs.STATUS_BITS`` (4: sigma < sqrt(3/ln M), 8: condition (2) fails);
+        the same bits as :func:`dpbounds.theorem31` reports in its ``status``.
 
     Returns
     -------
