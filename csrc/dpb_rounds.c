@@ -43,10 +43,17 @@ static int feasible(const feasible_ctx *f, double m)
 double dpb_rounds_required(double sigma, double delta, int coefficient, int validity_at_target)
 {
     dpb_t31_sigma c;
-    feasible_ctx f;
-    double guess, lo, hi, step, r, g2;
     if (bad_sigma_delta(sigma, delta)) return DPB_NAN;
     dpb_t31_prepare(sigma, coefficient, &c);
+    return dpb_rounds_required_prepared(&c, delta, validity_at_target);
+}
+
+double dpb_rounds_required_prepared(const dpb_t31_sigma *cp, double delta, int validity_at_target)
+{
+    const dpb_t31_sigma c = *cp;
+    const double sigma = c.sigma;
+    feasible_ctx f;
+    double guess, lo, hi, step, r, g2;
     f.c = &c;
     f.delta = delta;
     f.target = validity_at_target;

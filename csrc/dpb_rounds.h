@@ -10,6 +10,8 @@
 #ifndef DPB_ROUNDS_H
 #define DPB_ROUNDS_H
 
+#include "dpb_theorem31.h"
+
 /* Largest M the exact search considers: 2^53, the last integer a double holds
  * exactly.  Results above it are reported as +inf. */
 #define DPB_ROUNDS_MAX 9007199254740992.0
@@ -30,6 +32,11 @@ double dpb_rounds_closed_form(double sigma, double delta, int coefficient);
  * Returns +inf when no M <= 2^53 qualifies: either M* > 2^53, or (target mode)
  * delta >= 1/2 - Phi(-kappa) so that (2) can never hold. */
 double dpb_rounds_required(double sigma, double delta, int coefficient, int validity_at_target);
+
+/* dpb_rounds_required for a sigma already prepared by dpb_t31_prepare (sigma finite > 0 and
+ * delta in (0, 1): the caller checks): the same search, so bit-identical to it.  Lets a grid
+ * do the sigma-only work (exp, erf, the coefficient) once per sigma. */
+double dpb_rounds_required_prepared(const dpb_t31_sigma *c, double delta, int validity_at_target);
 
 /* Minimum dataset size N = clip_norm * sigma * M / noise_ratio (section 5: the
  * per-round noise C sigma M / N must not exceed noise_ratio).  Real-valued. */

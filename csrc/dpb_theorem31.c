@@ -104,6 +104,14 @@ double dpb_t31_terms(const dpb_t31_sigma *c, double rounds, double terms[6])
     return t31_eval(c, rounds, terms, &L);
 }
 
+double dpb_t31_condition2_limit(const dpb_t31_sigma *c)
+{
+    /* t31_status_given flags (2) iff !(lhs <= lb) && !(lhs <= rhs), i.e. iff !(lhs <= max(lb, rhs)) */
+    double lb = rhs_lower_bound(c->eps);
+    double rhs = isnan(c->rhs) ? condition2_rhs(c->eps) : c->rhs;
+    return lb > rhs ? lb : rhs;
+}
+
 double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds)
 {
     double t[6], L;

@@ -67,6 +67,12 @@ double dpb_t31_delta_min(const dpb_t31_sigma *c, double rounds);
  * flags delta < delta_min.  rounds_out/delta_min_out receive delta_min if non-NULL. */
 int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out);
 
+/* The largest lhs = B coef mu + delta for which dpb_t31_status does not flag condition (2)
+ * (the larger of its erf-free lower bound and 1/2 - Phi(-kappa); NaN where eps is NaN), so that
+ * a loop over many M of one sigma compares lhs <= limit with the same outcome as
+ * dpb_t31_status.  Used by the Cartesian-grid kernels of dpb_outer.h. */
+double dpb_t31_condition2_limit(const dpb_t31_sigma *c);
+
 /* Loop kernel behind the ufuncs: n points with byte strides, two at a time (the
  * transcendental calls go through 2-wide vector routines where available), each
  * point bit-identical to the one-point functions above.

@@ -5,8 +5,9 @@ Validated API (raises ``ValueError`` naming the bad parameter):
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
 Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
 (``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``);
-batch samplers matching the accountants (``dpbounds.sampling``); bulk sweeps of any of these
-over parameter grids (``dpbounds.sweep``).
+batch samplers matching the accountants (``dpbounds.sampling``); Theorem 3.1 on Cartesian
+grids, axis by axis (``dpbounds.outer``); bulk sweeps of any of these over parameter grids
+(``dpbounds.sweep``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, lognormal_rho3, and ``dpbounds.ufuncs``
     (every compiled ufunc; see docs/accuracy.md).
@@ -55,6 +56,7 @@ from dpbounds.accountant import (
 from dpbounds import composition, rdp
 from dpbounds import sampling
 from dpbounds.sweep import sweep  # the function; its module stays importable as dpbounds.sweep._*
+from dpbounds import outer
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
     LognormalMoments,
@@ -103,6 +105,7 @@ __all__ = [
     "gdp_mu_random_allocation",
     "multi_epoch_tradeoff",
     "composition",
+    "outer",
     "rdp",
     "sampling",
     "sep",

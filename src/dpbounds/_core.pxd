@@ -63,6 +63,27 @@ cdef extern from "dpb_rounds.h" nogil:
     double dpb_compose_delta(double delta, double epochs)
     double dpb_per_epoch_delta(double delta_total, double epochs)
 
+cdef extern from "dpb_outer.h" nogil:
+    ctypedef struct dpb_outer_t31_cols:
+        Py_ssize_t n
+        const double *rounds
+        double *inv_m1
+        double *log_m
+        double *tail
+        Py_ssize_t *odd
+        Py_ssize_t n_odd
+    void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode)
+    void dpb_outer_delta_bound(const double *sigma, Py_ssize_t r0, Py_ssize_t r1,
+                               const dpb_outer_t31_cols *cols, Py_ssize_t c0, Py_ssize_t c1,
+                               int coefficient, int mode, double *out, signed char *status, Py_ssize_t ld)
+    void dpb_outer_rounds_required(const double *sigma, Py_ssize_t r0, Py_ssize_t r1,
+                                   const double *delta, Py_ssize_t c0, Py_ssize_t c1,
+                                   int coefficient, int validity_at_target, double *out, Py_ssize_t ld)
+    void dpb_outer_dataset_columns(const double *rounds, Py_ssize_t n, double *masked)
+    void dpb_outer_min_dataset_size(const double *sigma, Py_ssize_t r0, Py_ssize_t r1,
+                                    const double *masked, Py_ssize_t c0, Py_ssize_t c1,
+                                    double clip_norm, double noise_ratio, double *out, Py_ssize_t ld)
+
 cdef extern from "dpb_vecmath.h" nogil:
     int dpb_vecmath_is_native()
 
