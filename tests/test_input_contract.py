@@ -172,6 +172,7 @@ CHECKED_ELSEWHERE = {
     "Mechanism", "Custom", "LognormalMoments", "Theorem31Result", "PrivacyBracket",
     "DPBoundsError", "PrecisionWarning", "law_for", "clear_cache", "cache_info", "set_cache_limit",
     "plan", "Plan", "PlanPoint",  # test_planner.py
+    "delta_bound_outer", "rounds_required_outer", "min_dataset_size_outer",  # test_outer.py::test_bad_input_names_the_parameter
     "sweep",  # test_sweep.py::test_bad_arguments_raise_naming_them, test_bad_axis_specs_name_the_axis
     # dpbounds.composition: test_composition.py::test_bad_input_names_the_parameter
     "subsample", "naive", "advanced", "optimal", "optimal_delta", "subsampled_epsilon",
@@ -182,7 +183,7 @@ CHECKED_ELSEWHERE = {
 def _public_callables() -> set[str]:
     names: set[str] = set()
     for mod in (dpbounds, rdp, dpbounds.accountant, dpbounds.sampling, dpbounds.tradeoff,
-                dpbounds.composition):
+                dpbounds.composition, dpbounds.outer):
         for n in getattr(mod, "__all__", []):
             obj = getattr(mod, n)
             if callable(obj) and not isinstance(obj, np.ufunc) and not inspect.ismodule(obj):

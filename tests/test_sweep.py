@@ -361,11 +361,12 @@ def test_missing_pyarrow_names_the_extra(monkeypatch, tmp_path):
 def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix):
     if suffix == ".parquet":
         pytest.importorskip("pyarrow", reason="pyarrow not installed")
+    # a quantity without a separable kernel: chunks of chunk_size points (not of whole rows)
     out = tmp_path / f"r{suffix}"
     full = tmp_path / f"full{suffix}"
-    axes = dict(sigma=np.linspace(0.5, 3, 9), rounds=[10, 1e3, 1e5])
-    dpbounds.sweep("delta_bound", out=full, chunk_size=4, **axes)
-    dpbounds.sweep("delta_bound", out=out, chunk_size=4, **axes)
+    axes = dict(sigma=np.linspace(0.5, 3, 9), delta=[1e-5, 1e-3, 1e-2])
+    dpbounds.sweep("rounds_closed_form", out=full, chunk_size=4, **axes)
+    dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, **axes)
     # pretend the run stopped after 2 chunks: the manifest is what resume trusts
     mpath = tmp_path / f"r{suffix}.sweep.json"
     m = json.loads(mpath.read_text())
@@ -383,13 +384,13 @@ def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix):
     mpath.write_text(json.dumps(m))
     with pytest.raises(DPBoundsError, match=r"the axis sigma differs \(file: 9 values from 0.5 to 3.0; this call: "
                                             r"10 values"):
-        dpbounds.sweep("delta_bound", out=out, chunk_size=4, resume=True, sigma=np.linspace(0.5, 3, 10),
-                       rounds=axes["rounds"])
+        dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, sigma=np.linspace(0.5, 3, 10),
+                       delta=axes["delta"])
     with pytest.raises(DPBoundsError, match="the options differ"):
-        dpbounds.sweep("delta_bound", out=out, chunk_size=4, resume=True, coefficient="simplified", **axes)
+        dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, coefficient="simplified", **axes)
     with pytest.raises(DPBoundsError, match="resume with the same chunk_size"):
-        dpbounds.sweep("delta_bound", out=out, chunk_size=5, resume=True, **axes)
-    dpbounds.sweep("delta_bound", out=out, chunk_size=4, resume=True, **axes)
+        dpbounds.sweep("rounds_closed_form", out=out, chunk_size=5, resume=True, **axes)
+    dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, **axes)
     if suffix == ".csv":
         assert out.read_bytes() == full.read_bytes()
     else:
@@ -405,6 +406,29 @@ def test_resume_without_manifest_is_an_error(tmp_path):
 
 
 # ---------------------------------------------------------------- the separable (outer) path
+@pytest.mark.parametrize("name, axes, options", [
+    ("delta_bound", dict(sigma=np.r_[-1.0, 0.05, np.linspace(0.2, 4, 23)],
+                         rounds=np.r_[2.0, 10.5, np.rint(np.geomspace(3, 2.0**53, 37))]), {}),
+    ("delta_bound", dict(rounds=np.rint(np.geomspace(3, 1e12, 29)), sigma=np.linspace(0.3, 6, 17)),
+     dict(coefficient="simplified")),
+    ("rounds_required", dict(sigma=np.r_[0.0, np.linspace(0.4, 5, 19)], delta=np.r_[1.5, np.geomspace(1e-9, 0.4, 13)]),
+     dict(validity_at="target")),
+    ("rounds_required", dict(sigma=np.linspace(0.4, 5, 19), delta=np.geomspace(1e-9, 0.4, 13)), {}),
+    ("min_dataset_size", dict(sigma=np.r_[-2.0, np.geomspace(0.1, 1e300, 11)],
+                              rounds=np.r_[0.5, np.rint(np.geomspace(1, 1e300, 13))]), {}),
+])
+def test_the_wired_separable_kernels_equal_the_elementwise_path(name, axes, options):
+    q = get_quantity(name)
+    elementwise = dataclasses.replace(q, outer=None)          # the same quantity without its kernel
+    with np.errstate(over="ignore"):     # min_dataset_size overflows to inf (numpy warns) by design here
+        got = run(name, chunk_size=7 * 40, **axes, **options)  # Cartesian: the outer path
+        ref = run(elementwise, **axes, **options)
+    for k in (name, "valid", "reason"):
+        np.testing.assert_array_equal(got[k], ref[k], err_msg=k)
+    assert not np.all(got["valid"]) and np.any(got["valid"])  # both kinds of point are exercised
+
+
+
 class OuterDouble:
     """A stand-in for a separable kernel: the element-wise ufunc on the broadcast grid."""
 
@@ -438,11 +462,13 @@ def test_outer_function_is_used_for_cartesian_grids_and_equals_the_elementwise_p
     assert double.calls == []
 
 
-def test_registry_declares_outputs_axes_and_no_outer_yet():
+def test_registry_declares_outputs_axes_and_the_separable_kernels():
     for name, q in QUANTITIES.items():
         assert q.name == name and q.outputs[0] == name and q.kind in ("ufunc", "point")
-        assert q.outer is None                       # the separable kernels are wired at merge
         assert len(set(q.axis_names)) == len(q.axes)
+    wired = {name: q.outer_axes for name, q in QUANTITIES.items() if q.outer is not None}
+    assert wired == {"delta_bound": ("sigma", "rounds"), "rounds_required": ("sigma", "delta"),
+                     "min_dataset_size": ("sigma", "rounds")}
     pytest.importorskip("xarray", reason="xarray not installed")
     import doctest
     import importlib

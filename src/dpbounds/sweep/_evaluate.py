@@ -196,7 +196,9 @@ def _outer(plan: Plan, lo: int, hi: int) -> ChunkResult:
     r0, r1 = lo // rest, hi // rest
     arrays = {n: v for n, v in zip(grid.names, grid.values)}
     arrays[grid.names[0]] = grid.values[0][r0:r1]
-    block = np.asarray(plan.outer(*(arrays[n] for n in q.outer_axes), **plan.options), dtype=np.float64)
+    # the axes the caller left at their defaults are passed by name, as the options are
+    block = np.asarray(plan.outer(*(arrays[n] for n in q.outer_axes), **plan.options, **plan.grid.fixed),
+                       dtype=np.float64)
     perm = [q.outer_axes.index(n) for n in grid.names]
     values = {q.outputs[0]: np.array(np.transpose(block, perm), dtype=np.float64, order="C").reshape(-1)}
     return _result(lo, hi, values, finish(plan, lo, hi, values, recompute=True))

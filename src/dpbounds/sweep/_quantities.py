@@ -180,6 +180,42 @@ def _rounds_required(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None
     return {"rounds_required": f(a["sigma"], d, out=_out(out, "rounds_required"))}
 
 
+# ---- separable (outer) forms: the compiled Cartesian-grid kernels of dpbounds.outer, unvalidated
+# like the ufuncs above (the engine marks the axis values that break a constraint), and equal to
+# them bit for bit, NaN pattern included (tests/test_outer.py)
+def _outer_axes(*axes: Any) -> tuple[Any, ...]:
+    return tuple(np.ascontiguousarray(x, dtype=np.float64) for x in axes)
+
+
+def _delta_bound_outer(sigma: Any, rounds: Any, *, coefficient: str) -> Any:
+    from dpbounds import _kernels
+
+    s, m = _outer_axes(sigma, rounds)
+    out = np.empty((s.size, m.size))
+    _kernels.outer_delta_bound(s, m, coefficient, False, out)
+    return out
+
+
+def _rounds_required_outer(sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float) -> Any:
+    from dpbounds import _kernels
+
+    # as the element-wise path: the per-epoch target first (per delta value), then the search
+    s, d = _outer_axes(sigma, _u("per_epoch_delta")(delta, epochs))
+    out = np.empty((s.size, d.size))
+    _kernels.outer_rounds_required(s, d, coefficient, validity_at == "target", out)
+    return out
+
+
+def _min_dataset_size_outer(sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float) -> Any:
+    from dpbounds import _kernels
+
+    s, m = _outer_axes(sigma, rounds)
+    out = np.empty((s.size, m.size))
+    # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
+    _kernels.outer_min_dataset_size(s, m, float(clip_norm), float(noise_ratio), out)
+    return out
+
+
 def _rounds_closed_form(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None) -> dict[str, Any]:
     f = _u(f"rounds_closed_form_{o['coefficient']}")
     return {"rounds_closed_form": f(a["sigma"], a["delta"], out=_out(out, "rounds_closed_form"))}
@@ -232,14 +268,14 @@ _UFUNC_QUANTITIES = (
     Quantity("delta_bound", "delta_min of Theorem 3.1 where it applies", (Axis("sigma"), Axis("rounds")),
              "ufunc", _delta_bound, ("delta_bound",), options=(_COEF,),
              constraints=_same("_delta_bound_checked_exact", "sigma", "rounds"), status=_theorem31_status,
-             public="dpbounds.delta_bound"),
+             public="dpbounds.delta_bound", outer=_delta_bound_outer, outer_axes=("sigma", "rounds")),
     Quantity("rounds_required", "smallest rounds M certified by Theorem 3.1 for a target delta",
              (Axis("sigma"), Axis("delta"), Axis("epochs", 1.0)), "ufunc", _rounds_required, ("rounds_required",),
              options=(_COEF, Option("validity_at", "delta_min", ("delta_min", "target"),
                                     "which delta enters condition (2)")),
              constraints=_same("rounds_required_exact", "sigma", "delta") + (("epochs", "per_epoch_delta", "epochs"),),
              nonfinite="no number of rounds up to 2**53 meets the target (Theorem 3.1's conditions fail)",
-             public="dpbounds.rounds_required"),
+             public="dpbounds.rounds_required", outer=_rounds_required_outer, outer_axes=("sigma", "delta")),
     Quantity("rounds_closed_form", "closed-form rounds (eq. (4)), an approximation of rounds_required",
              (Axis("sigma"), Axis("delta")), "ufunc", _rounds_closed_form, ("rounds_closed_form",), options=(_COEF,),
              constraints=_same("rounds_closed_form_exact", "sigma", "delta"),
@@ -248,7 +284,8 @@ _UFUNC_QUANTITIES = (
              (Axis("sigma"), Axis("rounds"), Axis("clip_norm", 1.0), Axis("noise_ratio", 0.1)), "ufunc",
              _min_dataset_size, ("min_dataset_size",),
              constraints=_same("min_dataset_size", "sigma", "rounds", "clip_norm", "noise_ratio"),
-             nonfinite="the dataset size exceeds the double range", public="dpbounds.min_dataset_size"),
+             nonfinite="the dataset size exceeds the double range", public="dpbounds.min_dataset_size",
+             outer=_min_dataset_size_outer, outer_axes=("sigma", "rounds")),
     Quantity("tradeoff_clt", "central-limit trade-off curve of random allocation (an approximation)",
              (Axis("a"), Axis("sigma"), Axis("rounds")), "ufunc", _tradeoff_clt, ("tradeoff_clt",),
              options=(Option("truncated", "false", ("false", "true"), "truncate the integral at z_max"),),
