@@ -14,3 +14,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261129)
+
+
+# the measured-accuracy record (--record-accuracy, the record_accuracy fixture)
+from accuracy_record import pytest_addoption, pytest_sessionfinish, record_accuracy  # noqa: E402,F401

@@ -17,13 +17,15 @@ def ulp_error(got: float, ref: mp.mpf) -> float:
     """|got - ref| in units of ref's relative epsilon (2^-52 * |ref|)."""
     if ref == 0:
         return 0.0 if got == 0 else float("inf")
-    return float(abs(mp.mpf(got) - ref) / (abs(ref) * mp.mpf(ULP1)))
+    with workdps():  # independent of the ambient mpmath precision (other tests change it)
+        return float(abs(mp.mpf(got) - ref) / (abs(ref) * mp.mpf(ULP1)))
 
 
 def rel_error(got: float, ref: mp.mpf) -> float:
     if ref == 0:
         return 0.0 if got == 0 else float("inf")
-    return float(abs(mp.mpf(got) - ref) / abs(ref))
+    with workdps():
+        return float(abs(mp.mpf(got) - ref) / abs(ref))
 
 
 def workdps(dps: int = DPS):

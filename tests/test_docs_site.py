@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not (DOCS / "conf.py").exists(),
 
 # The pages other documents cite by file name: renaming one breaks those citations.
 PAGES = ["index", "theorem31", "epochs", "tradeoff", "rdp", "accountant", "which-accountant",
-         "cli", "api", "sampling", "accuracy", "composition", "planner", "sweep", "figures"]
+         "cli", "api", "sampling", "accuracy", "composition", "planner", "sweep", "figures", "contract"]
 # Pages with runnable ``>>>`` examples, and the least number each must run (a page whose
 # examples silently vanish fails here).
 DOCTEST_PAGES = {"index.md": 4, "theorem31.md": 10, "epochs.md": 4, "tradeoff.md": 8, "rdp.md": 8,

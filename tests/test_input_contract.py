@@ -14,7 +14,6 @@ explicit list of names checked elsewhere, so a new entry point cannot skip the c
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 from typing import Any, Callable
@@ -22,21 +21,13 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+import contract_surface
 import dpbounds
 from dpbounds import DPBoundsError, rdp
 from dpbounds._ufunc_table import UFUNCS
-from dpbounds._validation import Constraint
 
-PROBES = (math.nan, math.inf, -math.inf, -1.0, 0.0, 0.5, 1.5, 2.5, 1e300, -0.0)
-
-
-def _resolve(path: str) -> Callable[..., Any]:
-    mod, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(mod), name)  # type: ignore[no-any-return]
-
-
-def _bad_values(constraint: Constraint) -> list[float]:
-    return [v for v in PROBES if not constraint.holds(np.array(v))]
+# the surface and its probes live in one place, shared with tools/gen_contract.py (docs/contract.md)
+_resolve, _bad_values, _point = contract_surface.resolve, contract_surface.bad_values, contract_surface.table_point
 
 
 def _table_cases() -> list[tuple[str, str, float]]:
@@ -49,11 +40,6 @@ def _table_cases() -> list[tuple[str, str, float]]:
             for v in _bad_values(a.constraint):
                 cases.append((u.python, a.name, v))
     return cases
-
-
-def _point(path: str) -> dict[str, float]:
-    u = next(u for u in UFUNCS if u.python == path)
-    return {a.name: p for a, p in zip(u.args, u.point)}
 
 
 @pytest.mark.parametrize("path,arg,value", _table_cases())
@@ -94,26 +80,7 @@ def test_table_wrappers_reject_wrong_type(path: str) -> None:
 
 
 # ---------------------------------------------------------------- not table-driven
-F, U, O, H, N = (Constraint.FINITE_POSITIVE, Constraint.CLOSED_UNIT, Constraint.OPEN_UNIT,
-                 Constraint.HALF_OPEN_UNIT, Constraint.FINITE_NONNEGATIVE)
-
-# name -> (factory taking keyword arguments, valid keyword arguments, {parameter: constraint})
-OBJECTS: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Constraint]]] = {
-    "rdp.Gaussian": (rdp.Gaussian, {"sigma": 1.0}, {"sigma": F}),
-    "rdp.Laplace": (rdp.Laplace, {"b": 1.0}, {"b": F}),
-    "rdp.RandomizedResponse": (rdp.RandomizedResponse, {"p": 0.75}, {"p": O}),
-    "rdp.PoissonGaussian": (rdp.PoissonGaussian, {"sigma": 1.1, "q": 0.01}, {"sigma": F, "q": U}),
-    "rdp.SubsampledGaussianWOR": (rdp.SubsampledGaussianWOR, {"sigma": 1.1, "gamma": 0.01}, {"sigma": F, "gamma": U}),
-    "rdp.SubsampledWOR": (rdp.SubsampledWOR, {"base": rdp.Gaussian(1.0), "gamma": 0.01, "eps_inf": 1.0},
-                          {"gamma": U, "eps_inf": Constraint.NONNEGATIVE}),
-    "rdp.RDPAccountant.compose": (lambda count: rdp.RDPAccountant().compose(rdp.Gaussian(1.0), count),
-                                  {"count": 3}, {"count": N}),
-    "rdp.gaussian": (rdp.gaussian, {"alpha": 2.0, "sigma": 1.0}, {"alpha": Constraint.ORDER, "sigma": F}),
-    "rdp.poisson_gaussian": (rdp.poisson_gaussian, {"alpha": 2.0, "sigma": 1.0, "q": 0.01},
-                             {"alpha": Constraint.ORDER, "sigma": F, "q": U}),
-    "rdp.subsampled_gaussian_wor": (rdp.subsampled_gaussian_wor, {"alpha": 2.0, "sigma": 1.0, "gamma": 0.01},
-                                    {"alpha": Constraint.ORDER, "sigma": F, "gamma": U}),
-}
+OBJECTS = contract_surface.OBJECTS
 
 
 def _object_cases() -> list[tuple[str, str, Any]]:

@@ -16,6 +16,8 @@ import pytest
 from dpbounds import _ufuncs
 from dpbounds import _kernels
 
+import oracle
+
 # ---------------------------------------------------------------- oracles
 
 
@@ -107,22 +109,37 @@ ALPHAS = [1.0, 1.0 + 1e-9, 1.001, 1.5, 2.0, 3.7, 10.0, 100.0, 1e4]
 
 
 @pytest.mark.parametrize("a", ALPHAS)
-def test_laplace_vs_mpmath(a):
+def test_laplace_vs_mpmath(a, record_accuracy):
     # 1e-14: the series branch (a/b < 0.5) and the log1p branch are both cancellation-free.
     mp.mp.dps = 40
     for b in [1e-3, 0.1, 0.5, 2.0, 37.0, 1e3, 1e6]:
-        assert rel(_ufuncs.rdp_laplace(a, b), o_laplace(a, b)) < 1e-14, (a, b)
+        e = rel(_ufuncs.rdp_laplace(a, b), o_laplace(a, b))
+        record_accuracy("rdp_laplace", e, "relative", f"b in [1e-3, 1e6] x {len(ALPHAS)} orders in [1, 1e4]")
+        assert e < 1e-14, (a, b)
 
 
 @pytest.mark.parametrize("a", ALPHAS)
-def test_randomized_response_vs_mpmath(a):
+def test_randomized_response_vs_mpmath(a, record_accuracy):
     # 1e-14: the sinh-product identity removes the cancellation near p = 1/2.
     mp.mp.dps = 60
     for p in [1e-6, 0.1, 0.4, 0.5 + 1e-7, 0.6, 0.9, 1 - 1e-6]:
-        assert rel(_ufuncs.rdp_randomized_response(a, p), o_rr(a, p)) < 1e-14, (a, p)
+        e = rel(_ufuncs.rdp_randomized_response(a, p), o_rr(a, p))
+        record_accuracy("rdp_randomized_response", e, "relative",
+                        f"p in [1e-6, 1 - 1e-6] x {len(ALPHAS)} orders in [1, 1e4]")
+        assert e < 1e-14, (a, p)
 
 
-def test_base_edges():
+def test_base_edges(record_accuracy):
+    # alpha/(2 sigma^2): two roundings, so <= 2 ulp (measured against mpmath on a grid)
+    worst = 0.0
+    for a in ALPHAS + [1e6, 1e300]:
+        for s in (1e-100, 0.3, 1.0, 1.1, 7.0, 1e100):
+            with mp.workdps(40):
+                ref = mp.mpf(a) / (2 * mp.mpf(s) ** 2)
+                if ref < mp.mpf("1e300"):
+                    worst = max(worst, oracle.ulp_error(_ufuncs.rdp_gaussian(a, s), ref))
+    record_accuracy("rdp_gaussian", worst, "ulp", f"{len(ALPHAS) + 2} orders in [1, 1e300] x sigma in [1e-100, 1e100]")
+    assert worst <= 2
     assert _ufuncs.rdp_gaussian(np.inf, 1.0) == np.inf
     assert _ufuncs.rdp_gaussian(3.0, 2.0) == 3.0 / 8.0
     assert _ufuncs.rdp_laplace(np.inf, 2.0) == 0.5
@@ -231,28 +248,42 @@ def test_wor_large_alpha_no_overflow():
 # ---------------------------------------------------------------- Poisson
 
 @pytest.mark.parametrize("sigma,q", [(0.7, 1e-9), (1.0, 1e-6), (1.0, 0.01), (5.0, 0.001), (2.0, 0.3), (30.0, 0.9)])
-def test_poisson_integer_vs_mpmath(sigma, q):
+def test_poisson_integer_vs_mpmath(sigma, q, record_accuracy):
     # positive closed sum: 1e-13 for q down to 1e-9 (autodp is 34% off at 1e-7, docs/rdp.md)
     mp.mp.dps = 50
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     for a in [2, 3, 8, 32, 256]:
-        assert rel(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps)) < 1e-13
+        e = rel(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps))
+        record_accuracy("rdp_poisson_gaussian_exact", e, "relative",
+                        "integer alpha in [2, 256], 6 (sigma, q) in [0.7, 30] x [1e-9, 0.9]")
+        assert e < 1e-13
 
 
 @pytest.mark.parametrize("sigma,q", [(0.5, 1e-9), (1.0, 1e-4), (1.0, 0.01), (5.0, 0.3), (30.0, 0.9)])
-def test_poisson_fractional_exact_vs_quadrature(sigma, q):
+def test_poisson_fractional_exact_vs_quadrature(sigma, q, record_accuracy):
     # trapezoid in log space vs mpmath tanh-sinh on the same integrand: 1e-12.
     mp.mp.dps = 30
     for a in [1.0, 1.5, 2.5, 7.25, 20.5]:
-        assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_poisson(a, sigma, q)) < 1e-12, a
+        ref = o_poisson(a, sigma, q)
+        e = rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), ref)
+        # the quadrature kernel itself: log(A_alpha - 1) for alpha > 1, log KL at alpha = 1
+        log_ref = mp.log(ref) if a == 1.0 else mp.log(mp.expm1(ref * (a - 1)))
+        e_quad = rel(_ufuncs.rdp_poisson_quad_log(a, sigma, q), log_ref)
+        record_accuracy("rdp_poisson_quad_log", e_quad, "relative",
+                        "alpha in [1, 20.5] x 5 (sigma, q) in [0.5, 30] x [1e-9, 0.9]")
+        assert e < 1e-12, a
+        assert e_quad < 1e-12, a
 
 
 @pytest.mark.parametrize("sigma,q,a", [(1.0, 0.01, 1.5), (0.7, 0.05, 1.5), (2.0, 0.05, 7.25), (5.0, 0.001, 2.5), (1.0, 1e-6, 10.5)])
-def test_poisson_compat_and_signed_series(sigma, q, a):
+def test_poisson_compat_and_signed_series(sigma, q, a, record_accuracy):
     # compat = |C| series (1e-10: the polynomial tail is cut at e^-40 relative);
     # exact = signed series (1e-13).  The |C| series overestimates (docs/rdp.md):
     # compat > exact.
     mp.mp.dps = 30
+    record_accuracy("rdp_poisson_gaussian_compat",
+                    rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)),
+                    "relative", "5 (sigma, q, fractional alpha) points, against the infinite |C| series")
     assert rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)) < 1e-10
     assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
     assert _ufuncs.rdp_poisson_gaussian_compat(a, sigma, q) >= _ufuncs.rdp_poisson_gaussian_exact(a, sigma, q)
@@ -372,7 +403,7 @@ def _objectives_mp(a, rdp, x, improved):
         return float(max(eps, 0)), float(scale_e), float(min(logd, 0)), float(scale_d)
 
 
-def test_conversion_objectives_vs_mpmath():
+def test_conversion_objectives_vs_mpmath(record_accuracy):
     # The objectives are a few correctly rounded operations: each is within 4 ulp of its largest
     # term (relative where the terms do not cancel), as dpb_rdp_convert.h states.
     u = 2.0 ** -52
@@ -385,6 +416,9 @@ def test_conversion_objectives_vs_mpmath():
                     conv = "improved" if improved else "classic"
                     e = getattr(_ufuncs, f"rdp_eps_objective_{conv}")(a, rdp, x)
                     d = getattr(_ufuncs, f"rdp_logdelta_objective_{conv}")(a, rdp, x)
+                    regime = "alpha in [1.01, 1e4] x rdp in [1e-6, 1e3] x (delta or eps) in [1e-300, 0.5]; ulp of the largest term"
+                    record_accuracy(f"rdp_eps_objective_{conv}", abs(e - e_ref) / (u * e_scale), "ulp", regime)
+                    record_accuracy(f"rdp_logdelta_objective_{conv}", abs(d - d_ref) / (u * max(d_scale, 1e-300)), "ulp", regime)
                     assert abs(e - e_ref) <= 4 * u * e_scale, (a, rdp, x, conv, e, e_ref)
                     assert abs(d - d_ref) <= 4 * u * max(d_scale, 1e-300), (a, rdp, x, conv, d, d_ref)
                     checked += 1

@@ -20,19 +20,36 @@ def _grid(rng, n=150):
 
 
 @pytest.mark.parametrize("coefficient", ["simplified", "exact"])
-def test_delta_min_and_terms_accuracy(rng, coefficient):
+def test_delta_min_and_terms_accuracy(rng, coefficient, record_accuracy):
     s, m = _grid(rng)
-    dmin = (ufuncs.delta_min_exact if coefficient == "exact" else ufuncs.delta_min_simplified)(s, m)
-    terms = (ufuncs.delta_terms_exact if coefficient == "exact" else ufuncs.delta_terms_simplified)(s, m)
+    dmin = getattr(ufuncs, f"delta_min_{coefficient}")(s, m)
+    terms = getattr(ufuncs, f"delta_terms_{coefficient}")(s, m)
+    # delta_bound and the checked variant return delta_min itself where Theorem 3.1 applies
+    bound = getattr(ufuncs, f"delta_bound_{coefficient}")(s, m)
+    checked = getattr(ufuncs, f"_delta_bound_checked_{coefficient}")(s, m)[0]
+    worst = {"min": 0.0, "terms": 0.0, "bound": 0.0, "checked": 0.0}
     for i in range(s.size):
         ref_terms = oracle.t31_terms(s[i], m[i], coefficient)
-        ref = oracle.mp.fsum(ref_terms)
+        with oracle.workdps():  # the sum at the oracle's precision, not the ambient one
+            ref = oracle.mp.fsum(ref_terms)
         if ref > 1e300:
             assert dmin[i] == np.inf
             continue
-        assert oracle.rel_error(dmin[i], ref) <= RTOL, (s[i], m[i])
+        e = oracle.rel_error(dmin[i], ref)
+        assert e <= RTOL, (s[i], m[i])
+        worst["min"] = max(worst["min"], e)
         for k in range(6):
-            assert oracle.rel_error(terms[k][i], ref_terms[k]) <= RTOL, (k + 1, s[i], m[i])
+            e = oracle.rel_error(terms[k][i], ref_terms[k])
+            assert e <= RTOL, (k + 1, s[i], m[i])
+            worst["terms"] = max(worst["terms"], e)
+        for key, got in (("bound", bound[i]), ("checked", checked[i])):
+            if not np.isnan(got):
+                worst[key] = max(worst[key], oracle.rel_error(got, ref))
+    regime = f"sigma in [0.07, 1e4], M in [3, 1e15], {s.size} points"
+    for key, name in (("min", f"delta_min_{coefficient}"), ("terms", f"delta_terms_{coefficient}"),
+                      ("bound", f"delta_bound_{coefficient}"), ("checked", f"_delta_bound_checked_{coefficient}")):
+        record_accuracy(name, worst[key], "relative", regime + (" where Theorem 3.1 applies" if key in ("bound", "checked") else ""))
+    assert worst["bound"] <= RTOL and worst["checked"] <= RTOL
 
 
 def test_table1_term_sizes():

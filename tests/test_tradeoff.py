@@ -12,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _tradeoff_oracle as O  # noqa: E402
+import oracle  # noqa: E402
 
 from dpbounds import _ufuncs as uf  # noqa: E402
 from dpbounds import tradeoff as T  # noqa: E402
@@ -47,10 +48,12 @@ HARD_CLT = [
 # Regime: the whole box of _box_points.  Tolerance 1e-14 absolute is the declared accuracy
 # (docs/accuracy.md); the measured maximum is ~3e-16 (sums of ~500 terms of size <= 0.4 * weight).
 @pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11))
-def test_clt_vs_mpmath(a, sigma, M):
+def test_clt_vs_mpmath(a, sigma, M, record_accuracy):
     ref, err = O.tradeoff_clt(a, sigma, M)
     assert err < 1e-20
     got = uf.tradeoff_clt(a, sigma, M)
+    record_accuracy("tradeoff_clt", abs(got - float(ref)), "absolute",
+                    f"{len(HARD_CLT)} hard points and 26 random points of the box")
     assert abs(got - float(ref)) <= 1e-14
 
 
@@ -67,10 +70,12 @@ def test_clt_outside_box_vs_mpmath(a, sigma, M):
 @pytest.mark.parametrize("a,sigma,M", [(0.5, 1.0, 10.0), (0.5, 0.5, 10.0), (0.99, 1.0, 10.0),
                                         (0.5, 1.0, 1000.0), (1e-10, 0.3, 3.0), (0.9, 0.3, 3.0)]
                          + _box_points(6, 12))
-def test_clt_truncated_vs_mpmath(a, sigma, M):
+def test_clt_truncated_vs_mpmath(a, sigma, M, record_accuracy):
     ref, err = O.tradeoff_clt(a, sigma, M, truncated=True)
     assert err < 1e-20
     got = uf.tradeoff_clt_truncated(a, sigma, M)
+    record_accuracy("tradeoff_clt_truncated", abs(got - float(ref)), "absolute",
+                    "6 hard points and 6 random points of the box")
     assert abs(got - float(ref)) <= 1e-14
     # truncation removes a non-negative amount <= Phi(-z_max) (docs/tradeoff.md)
     assert got <= uf.tradeoff_clt(a, sigma, M) + 1e-15
@@ -88,10 +93,12 @@ def test_truncation_sizes_match_independent_values():
 @pytest.mark.parametrize("a,sigma,M", [(0.5, 1.0, 10.0), (1e-10, 0.3, 3.0), (0.9, 0.3, 3.0), (1e-12, 2.0, 1e6),
                                         (1 - 1e-12, 1.0, 100.0), (0.2, 50.0, 1e15)] + [
     (min(max(a, 1e-12), 1 - 1e-12), s, M) for a, s, M in _box_points(6, 13)])
-def test_clt_slope_vs_mpmath(a, sigma, M):
+def test_clt_slope_vs_mpmath(a, sigma, M, record_accuracy):
     ref, err = O.tradeoff_clt_slope(a, sigma, M)
     assert abs(err) < 1e-18 * abs(ref)
     got = uf.tradeoff_clt_slope(a, sigma, M)
+    record_accuracy("tradeoff_clt_slope", oracle.rel_error(got, ref), "relative",
+                    "6 hard points and 6 random points of the box, a in [1e-12, 1 - 1e-12]")
     assert got == pytest.approx(float(ref), rel=1e-12, abs=0)
 
 
@@ -106,21 +113,27 @@ def test_slope_matches_finite_difference():
 @pytest.mark.parametrize("a,sigma,M", [(0.5, 2.0, 100.0), (0.01, 2.0, 100.0), (0.99, 2.0, 100.0), (0.5, 1.0, 100.0),
                                         (1e-6, 1.0, 100.0), (0.1, 0.5, 1000.0), (0.5, 1.0, 10.0),
                                         (1e-9, 1.0, 1e6), (0.999, 3.0, 20.0)])
-def test_edgeworth_vs_mpmath(a, sigma, M):
+def test_edgeworth_vs_mpmath(a, sigma, M, record_accuracy):
     ref, err = O.tradeoff_edgeworth(a, sigma, M)
     got = uf.tradeoff_edgeworth(a, sigma, M)
     if mp.isnan(ref):
         assert np.isnan(got) and uf.edgeworth_status(a, sigma, M) == BIT["OUT_OF_RANGE"]
         return
     assert err < 1e-20
+    record_accuracy("tradeoff_edgeworth", abs(got - float(ref)), "absolute",
+                    "9 points, a in [1e-9, 0.999], sigma in [0.5, 3], M in [10, 1e6], where defined")
     assert abs(got - float(ref)) <= 1e-13
     assert uf.edgeworth_status(a, sigma, M) == 0
 
 
-def test_edgeworth_polynomial_vs_mpmath():
+def test_edgeworth_polynomial_vs_mpmath(record_accuracy):
+    worst = 0.0
     for y, s, n in [(0.3, 2.0, 100), (-2.0, 1.0, 50), (3.0, 0.7, 1e4)]:
         c, d = O.edgeworth_coefs(s, n)
-        assert uf.edgeworth_p(y, s, n) == pytest.approx(float(O.edgeworth_p(mp.mpf(y), c, d)), rel=1e-14, abs=0)
+        ref = O.edgeworth_p(mp.mpf(y), c, d)
+        worst = max(worst, oracle.rel_error(uf.edgeworth_p(y, s, n), ref))
+        assert uf.edgeworth_p(y, s, n) == pytest.approx(float(ref), rel=1e-14, abs=0)
+    record_accuracy("edgeworth_p", worst, "relative", "3 points, y in [-2, 3], sigma in [0.7, 2], n in [50, 1e4]")
 
 
 def test_edgeworth_status_reasons():
@@ -138,12 +151,14 @@ def test_edgeworth_status_reasons():
 # lower tail: |x - mu| <= 40 gives up to ~1.5e-13; measured 1.2e-13).
 @pytest.mark.parametrize("a", [1e-300, 1e-200, 1e-50, 1e-16, 1e-8, 1e-3, 0.1, 0.5, 0.9, 1 - 1e-8, 1 - 1e-12, 1 - 1e-16])
 @pytest.mark.parametrize("mu", [1e-8, 0.01, 0.5, 1.0, 3.0, 10.0, 30.0])
-def test_gaussian_tradeoff_vs_mpmath(a, mu):
+def test_gaussian_tradeoff_vs_mpmath(a, mu, record_accuracy):
     ref = O.gaussian_tradeoff(a, mu)
     got = uf.gaussian_tradeoff(a, mu)
     if ref < mp.mpf("1e-300"):
         assert got <= 1e-290
         return
+    record_accuracy("gaussian_tradeoff", oracle.rel_error(got, ref), "relative",
+                    "a in [1e-300, 1 - 1e-16] x mu in [1e-8, 30], 84 points, where G >= 1e-300")
     assert got == pytest.approx(float(ref), rel=2e-13, abs=0)
 
 
@@ -153,19 +168,28 @@ GDP_POINTS = [(e, m) for m in (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 50.0)
 
 
 @pytest.mark.parametrize("eps,mu", GDP_POINTS)
-def test_gdp_delta_vs_mpmath(eps, mu):
+def test_gdp_delta_vs_mpmath(eps, mu, record_accuracy):
     ref = O.gdp_delta(eps, mu, dps=60)
     got = uf.gdp_delta(eps, mu)
     if ref < mp.mpf("1e-300"):
         assert got == 0 or got == pytest.approx(float(ref), rel=1e-6, abs=0)  # subnormal range
         return
+    # the claim is relative error in units of the conditioning max(1, |u|/mu), u = mu/2 - eps/mu
+    scale = max(1.0, abs(0.5 * mu - eps / mu) / mu)
+    regime = "eps in [0, 1000] x mu in [0.01, 50], 90 points, where delta >= 1e-300; error / max(1, |u|/mu)"
+    record_accuracy("gdp_delta", oracle.rel_error(got, ref) / scale, "relative", regime)
+    if ref <= 0.5:  # near delta = 1, log delta -> 0 and only its absolute error stays ~1e-16
+        with mp.workdps(60):
+            log_ref = mp.log(ref)
+        record_accuracy("gdp_log_delta", oracle.rel_error(uf.gdp_log_delta(eps, mu), log_ref) / scale, "relative",
+                        regime.replace("delta >= 1e-300", "1e-300 <= delta <= 0.5"))
     rtol = 1e-13 if mu >= 0.1 else 1e-11
     assert got == pytest.approx(float(ref), rel=rtol, abs=0)
 
 
 @pytest.mark.parametrize("delta", [1e-300, 1e-100, 1e-30, 1e-10, 1e-5, 1e-3, 0.05])
 @pytest.mark.parametrize("mu", [0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 50.0])
-def test_gdp_epsilon_vs_mpmath(delta, mu):
+def test_gdp_epsilon_vs_mpmath(delta, mu, record_accuracy):
     got = uf.gdp_epsilon(delta, mu)
     d0 = float(mp.erf(mp.mpf(mu) / (2 * mp.sqrt(2))))
     if delta >= d0:
@@ -175,15 +199,21 @@ def test_gdp_epsilon_vs_mpmath(delta, mu):
         g = lambda e: mp.log(O.gdp_delta(e, mu, dps=60)) - mp.log(delta)  # noqa: E731
         ref = mp.findroot(g, mp.mpf(got) * (1 + mp.mpf("1e-9")))
     rtol = 1e-13  # measured 1.8e-15 (mu >= 0.1), 7.2e-15 (mu = 0.01)
+    record_accuracy("gdp_epsilon", oracle.rel_error(got, ref), "relative",
+                    "delta in [1e-300, 0.05] x mu in [0.01, 50], 49 points, where delta < delta(0)")
     assert got == pytest.approx(float(ref), rel=rtol, abs=0)
 
 
-def test_mu_poisson_drs_vs_mpmath():
+def test_mu_poisson_drs_vs_mpmath(record_accuracy):
+    worst = 0.0
     for s in (0.05, 0.3, 1.0, 5.0, 50.0, 1e3, 1e4):
         with mp.workdps(50):
             S = mp.mpf(s)
             br = mp.exp(1 / S**2) * mp.ncdf(3 / (2 * S)) + 3 * mp.ncdf(-1 / (2 * S)) - 2
             ref = mp.mpf("0.01") * mp.sqrt(2 * 1000 * br)
+        worst = max(worst, oracle.rel_error(uf.gdp_mu_poisson_drs(s, 0.01, 1000), ref))
+        if s == 1e4:
+            record_accuracy("gdp_mu_poisson_drs", worst, "relative", "sigma in [0.05, 1e4], 7 points")
         assert uf.gdp_mu_poisson_drs(s, 0.01, 1000) == pytest.approx(float(ref), rel=1e-14, abs=0)
         with mp.workdps(50):
             refb = mp.mpf("0.01") * mp.sqrt(1000 * mp.expm1(1 / mp.mpf(s) ** 2))
@@ -196,19 +226,26 @@ def test_drs_ratio_limits():
     assert r(1e3) == pytest.approx(1.0, rel=1e-3, abs=0)
 
 
-def test_mills_ratio_vs_mpmath():
-    for x in (-1e4, -300.0, -40.0, -10.0, -5.0001, -4.999, -1.0, 0.0, 3.0):
+def test_mills_ratio_vs_mpmath(record_accuracy):
+    xs = (-1e4, -300.0, -40.0, -10.0, -5.0001, -4.999, -1.0, 0.0, 3.0)
+    worst = 0.0
+    for x in xs:
         with mp.workdps(40):
             ref = mp.ncdf(x) / mp.npdf(x)
+            worst = max(worst, oracle.ulp_error(uf.normal_mills(x), ref))
         assert uf.normal_mills(x) == pytest.approx(float(ref), rel=2e-15, abs=0)
+    record_accuracy("normal_mills", worst, "ulp", f"x in [-1e4, 3], {len(xs)} points")
 
 
-def test_max_gap_vs_mpmath():
+def test_max_gap_vs_mpmath(record_accuracy):
+    worst = 0.0
     for mu in (1e-10, 1e-3, 0.5, 2.0, 20.0):
         for d in (0.0, 1e-6, 0.1):
             with mp.workdps(40):
                 ref = 1 - (1 - mp.mpf(d)) * 2 * mp.ncdf(-mp.mpf(mu) / 2)
+                worst = max(worst, oracle.ulp_error(uf.gaussian_max_gap(mu, d), ref))
             assert uf.gaussian_max_gap(mu, d) == pytest.approx(float(ref), rel=1e-15, abs=0)
+    record_accuracy("gaussian_max_gap", worst, "ulp", "mu in [1e-10, 20], delta in [0, 0.1], 15 points")
 
 
 def test_clt_small_sigma_terminates_and_keeps_its_edges():

@@ -1,0 +1,137 @@
+"""The public surface and its declared input constraints, in one importable place.
+
+Read by ``tests/test_input_contract.py`` (which asserts the rejections) and by
+``tools/gen_contract.py`` (which runs the same bad inputs and writes what actually
+happens into ``docs/contract.md``).  Two sources, so nothing is declared twice:
+
+* the validated wrappers and raw ufuncs of the declaration table
+  ``src/dpbounds/_ufunc_table.py`` (each argument's constraint is declared there);
+* the constructors and functions that are not table-driven, below: a factory taking
+  keyword arguments, a valid point, and the constraint each parameter obeys.
+  ``OBJECTS`` is asserted to reject every bad value; ``DOCUMENTED`` is only run and
+  reported (their validation is checked by their own test files, named in
+  ``CHECKED_ELSEWHERE``), so a change in what they do shows up in the table on
+  regeneration instead of being hidden.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from dpbounds import accountant, calibration, composition, rdp, sampling
+from dpbounds._ufunc_table import UFUNCS
+from dpbounds._validation import Constraint
+
+# probe values and the kind of bad input each stands for
+PROBES = (math.nan, math.inf, -math.inf, -1.0, 0.0, 0.5, 1.5, 2.5, 1e300, -0.0)
+PROBE_KIND = {"nan": "NaN", "inf": "+inf", "-inf": "-inf", "-1.0": "negative", "0.0": "zero",
+              "0.5": "non-integer / in (0, 1)", "1.5": "above 1 / non-integer", "2.5": "non-integer",
+              "1e+300": "huge", "-0.0": "negative zero"}
+WRONG_TYPE = "one"
+
+
+def kind(value: Any) -> str:
+    """The kind of bad input a probe value stands for (the row label of the contract table)."""
+    if isinstance(value, str):
+        return "wrong type (str)"
+    if isinstance(value, np.ndarray):
+        return f"wrong shape {value.shape}"
+    return PROBE_KIND[repr(float(value))]
+
+
+def resolve(path: str) -> Callable[..., Any]:
+    mod, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(mod), name)  # type: ignore[no-any-return]
+
+
+def bad_values(constraint: Constraint) -> list[float]:
+    return [v for v in PROBES if not constraint.holds(np.array(v))]
+
+
+def table_wrappers() -> list[str]:
+    """The validated Python functions of the declaration table, in table order, once each."""
+    out: list[str] = []
+    for u in UFUNCS:
+        if u.python and u.python not in out:
+            out.append(u.python)
+    return out
+
+
+def table_point(path: str) -> dict[str, float]:
+    u = next(u for u in UFUNCS if u.python == path)
+    return {a.name: p for a, p in zip(u.args, u.point)}
+
+
+def table_constraints(path: str) -> dict[str, Constraint]:
+    u = next(u for u in UFUNCS if u.python == path)
+    return {a.name: a.constraint for a in u.args}
+
+
+F, U, O, H, N = (Constraint.FINITE_POSITIVE, Constraint.CLOSED_UNIT, Constraint.OPEN_UNIT,
+                 Constraint.HALF_OPEN_UNIT, Constraint.FINITE_NONNEGATIVE)
+I1 = Constraint.INTEGER_GE_1
+
+Factory = tuple[Callable[..., Any], dict[str, Any], dict[str, Constraint]]
+
+# name -> (factory taking keyword arguments, valid keyword arguments, {parameter: constraint});
+# asserted by tests/test_input_contract.py::test_objects_reject
+OBJECTS: dict[str, Factory] = {
+    "rdp.Gaussian": (rdp.Gaussian, {"sigma": 1.0}, {"sigma": F}),
+    "rdp.Laplace": (rdp.Laplace, {"b": 1.0}, {"b": F}),
+    "rdp.RandomizedResponse": (rdp.RandomizedResponse, {"p": 0.75}, {"p": O}),
+    "rdp.PoissonGaussian": (rdp.PoissonGaussian, {"sigma": 1.1, "q": 0.01}, {"sigma": F, "q": U}),
+    "rdp.SubsampledGaussianWOR": (rdp.SubsampledGaussianWOR, {"sigma": 1.1, "gamma": 0.01}, {"sigma": F, "gamma": U}),
+    "rdp.SubsampledWOR": (rdp.SubsampledWOR, {"base": rdp.Gaussian(1.0), "gamma": 0.01, "eps_inf": 1.0},
+                          {"gamma": U, "eps_inf": Constraint.NONNEGATIVE}),
+    "rdp.RDPAccountant.compose": (lambda count: rdp.RDPAccountant().compose(rdp.Gaussian(1.0), count),
+                                  {"count": 3}, {"count": N}),
+    "rdp.gaussian": (rdp.gaussian, {"alpha": 2.0, "sigma": 1.0}, {"alpha": Constraint.ORDER, "sigma": F}),
+    "rdp.poisson_gaussian": (rdp.poisson_gaussian, {"alpha": 2.0, "sigma": 1.0, "q": 0.01},
+                             {"alpha": Constraint.ORDER, "sigma": F, "q": U}),
+    "rdp.subsampled_gaussian_wor": (rdp.subsampled_gaussian_wor, {"alpha": 2.0, "sigma": 1.0, "gamma": 0.01},
+                                    {"alpha": Constraint.ORDER, "sigma": F, "gamma": U}),
+}
+
+
+def _first(it: Any) -> Any:
+    return next(iter(it))
+
+
+# Not asserted here: what these do with each bad value is run and reported in docs/contract.md.
+# The constraint is the documented domain of the parameter; the factories stay cheap (no law
+# builds: accountants are constructed, not queried), so the table regenerates in seconds.
+DOCUMENTED: dict[str, Factory] = {
+    "accountant.RandomAllocationAccountant": (
+        accountant.RandomAllocationAccountant, {"noise_multiplier": 1.1, "rounds_per_epoch": 100.0, "epochs": 1.0},
+        {"noise_multiplier": F, "rounds_per_epoch": Constraint.INTEGER_GE_2, "epochs": F}),
+    "accountant.PoissonAccountant": (
+        accountant.PoissonAccountant, {"noise_multiplier": 1.1, "sample_rate": 0.01, "steps": 100},
+        {"noise_multiplier": F, "sample_rate": H, "steps": I1}),
+    "accountant.RandomAllocationPLD": (
+        accountant.RandomAllocationPLD, {"sigma": 1.1, "rounds": 100.0},
+        {"sigma": F, "rounds": Constraint.INTEGER_GE_2}),
+    "accountant.PoissonPLD": (
+        accountant.PoissonPLD, {"noise_multiplier": 1.1, "sample_rate": 0.01, "steps": 100},
+        {"noise_multiplier": F, "sample_rate": H, "steps": I1}),
+    "calibration.calibrate_noise": (
+        lambda target_epsilon, target_delta, dataset_size, batch_size, epochs: calibration.calibrate_noise(
+            target_epsilon, target_delta, dataset_size=dataset_size, batch_size=batch_size, epochs=epochs),
+        {"target_epsilon": 1.0, "target_delta": 1e-5, "dataset_size": 1000, "batch_size": 10, "epochs": 1.0},
+        {"target_epsilon": F, "target_delta": O, "dataset_size": I1, "batch_size": I1, "epochs": F}),
+    "composition.naive": (composition.naive, {"epsilon": 1.0, "delta": 1e-6, "k": 10},
+                          {"epsilon": Constraint.FINITE_NONNEGATIVE, "delta": U, "k": I1}),
+    "composition.advanced": (composition.advanced, {"epsilon": 1.0, "delta": 1e-6, "k": 10, "delta_slack": 1e-6},
+                             {"epsilon": Constraint.FINITE_NONNEGATIVE, "delta": U, "k": I1, "delta_slack": O}),
+    "composition.subsample": (composition.subsample, {"epsilon": 1.0, "delta": 1e-6, "gamma": 0.01},
+                              {"epsilon": Constraint.FINITE_NONNEGATIVE, "delta": U, "gamma": U}),
+    "composition.optimal": (composition.optimal, {"epsilon": 0.1, "delta": 1e-6, "k": 10, "target_delta": 1e-5},
+                            {"epsilon": Constraint.FINITE_NONNEGATIVE, "delta": U, "k": I1, "target_delta": O}),
+    "sampling.random_allocation": (lambda dataset_size, rounds: _first(sampling.random_allocation(dataset_size, rounds, 0)),
+                                   {"dataset_size": 100, "rounds": 10}, {"dataset_size": I1, "rounds": I1}),
+    "sampling.poisson": (lambda dataset_size, sample_rate: _first(sampling.poisson(dataset_size, sample_rate, 0, steps=1)),
+                         {"dataset_size": 100, "sample_rate": 0.1}, {"dataset_size": I1, "sample_rate": H}),
+}
+
