@@ -133,5 +133,26 @@ DOCUMENTED: dict[str, Factory] = {
                                    {"dataset_size": 100, "rounds": 10}, {"dataset_size": I1, "rounds": I1}),
     "sampling.poisson": (lambda dataset_size, sample_rate: _first(sampling.poisson(dataset_size, sample_rate, 0, steps=1)),
                          {"dataset_size": 100, "sample_rate": 0.1}, {"dataset_size": I1, "sample_rate": H}),
+    # the Cartesian-grid kernels take 1-D axes: each probe is a one-value axis
+    "outer.delta_bound_outer": (
+        lambda sigma, rounds: _outer().delta_bound_outer([sigma], [rounds]),
+        {"sigma": 1.0, "rounds": 1000.0}, {"sigma": F, "rounds": Constraint.INTEGER_GE_1}),
+    "outer.rounds_required_outer": (
+        lambda sigma, delta: _outer().rounds_required_outer([sigma], [delta]),
+        {"sigma": 1.0, "delta": 0.01}, {"sigma": F, "delta": O}),
+    "outer.min_dataset_size_outer": (
+        lambda sigma, rounds: _outer().min_dataset_size_outer([sigma], [rounds]),
+        {"sigma": 1.0, "rounds": 1000.0}, {"sigma": F, "rounds": Constraint.INTEGER_GE_1}),
+    "planner.plan": (
+        lambda dataset_size, delta: _planner().plan(dataset_size, delta=delta, sigma=[1.0]),
+        {"dataset_size": 1_000_000, "delta": 0.01}, {"dataset_size": I1, "delta": O}),
 }
+
+
+def _outer() -> Any:
+    return importlib.import_module("dpbounds.outer")
+
+
+def _planner() -> Any:
+    return importlib.import_module("dpbounds.planner")
 

@@ -227,6 +227,10 @@ def test_pure_function_of_its_arguments():
     (dict(dataset_size=1000, delta=0.01, objective="epsilon"), "objective"),
     (dict(dataset_size=1000, delta=0.01, coefficient="paper"), "coefficient"),
     (dict(dataset_size=1000, delta=0.01, rtol=0.0), "rtol"),
+    # one plan per target: an array where a number is expected is named, not a numpy TypeError
+    (dict(dataset_size=1000, delta=[0.01, 0.02]), "delta"),
+    (dict(dataset_size=1000, delta=0.01, clip_norm=[1.0, 2.0]), "clip_norm"),
+    (dict(dataset_size=1000, delta=0.01, accountant="exact", epsilon=[1.0, 2.0]), "epsilon"),
 ])
 def test_errors_name_the_parameter(kw, name):
     with pytest.raises(DPBoundsError, match=rf"^{name}\b"):

@@ -420,10 +420,10 @@ def plan(dataset_size: int, *, delta: float | None = None, epsilon: float | None
     e = V.check_count("epochs", epochs, minimum=1)
     if delta is None:
         raise DPBoundsError("delta is required: the target delta in (0, 1), the total over the epochs")
-    d = float(V.check_open_unit("delta", delta))
-    c = float(V.check_finite_positive("clip_norm", clip_norm))
-    r = float(V.check_open_unit("rtol", rtol))
-    tol = float(V.check_open_unit("tolerance", tolerance))
+    d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
+    c = V.check_scalar("clip_norm", clip_norm, V.Constraint.FINITE_POSITIVE)
+    r = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
+    tol = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
     grid = _sigma_grid(sigma, accountant)
     eps: float | None
     target: _Theorem31 | _Exact
@@ -440,7 +440,7 @@ def plan(dataset_size: int, *, delta: float | None = None, epsilon: float | None
         if epsilon is None:
             raise DPBoundsError("epsilon is required with accountant='exact' (epsilon=0 asks for "
                                 "f >= 1 - a - delta, Theorem 3.1's form)")
-        eps = float(V.check_constraint("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE))
+        eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
         target = _Exact(n, d, eps, e, tol)
         method = (f"exact random-allocation accountant (upper end of the certified bracket of "
                   f"delta({eps:g}), tolerance {tol:g}); Theorem 3.1 column: coefficient '{coefficient}'")
