@@ -11,7 +11,10 @@ double dpb_normal_mills(double x)
     if (isnan(x)) return x;
     if (x == -DPB_INF) return 0.0;
     if (x >= -37.0) {
-        if (x > 38.0) return DPB_INF;
+        /* Above X_MILLS_OVERFLOW the quotient Phi(x)/n(x) exceeds DBL_MAX: return inf directly rather
+           than dividing by a subnormal n(x), which gives the same inf but raises the overflow flag
+           (the largest double with a finite quotient, found by bisection over the doubles). */
+        if (x > 0x1.2d38c6d50394ep+5) return DPB_INF;
         if (fabs(x) < 1e-100) return dpb_ndtr(x) * DPB_SQRT2PI;   /* n(x) = n(0); avoids x*x underflow */
         return dpb_ndtr(x) / dpb_normal_pdf(x);
     }

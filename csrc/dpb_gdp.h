@@ -24,8 +24,11 @@
  *           for x < -37, 1.9 ulp on [-37, 37.5], 2.7 ulp just below the overflow, where
  *           n(x) is subnormal); tests/test_tradeoff.py::test_mills_ratio_vs_mpmath checks
  *           relative 2e-15 at nine points from -1e4 to 3.
- * EDGES  NaN -> NaN; x = -inf -> 0; R(x) exceeds DBL_MAX for x > 37.65 -> +inf (for x in
- *        (37.65, 38] the division raises the overflow flag; beyond 38 it is returned directly). */
+ * EDGES  NaN -> NaN; x = -inf -> 0; R(x) exceeds DBL_MAX for x > 37.6527229921072
+ *        (0x1.2d38c6d50394ep+5) -> +inf, returned directly without raising the overflow flag
+ *        (tests/test_tradeoff.py::test_mills_overflow_no_flag).  On (37.5, 37.65] n(x) is
+ *        subnormal: the result is finite and accurate as above, and the underflow flag of that
+ *        intermediate is raised. */
 double dpb_normal_mills(double x);
 
 /* dpb_gdp_delta -- delta(eps) of mu-GDP (eps real, mu >= 0).

@@ -76,11 +76,13 @@ static __m128d tq_clt_pair(const dpb_quad_ctx *q, __m128d z)
     const __m128d half = _mm_set1_pd(0.5), one = _mm_set1_pd(1.0), zero = _mm_setzero_pd();
     __m128d t = _mm_add_pd(_mm_mul_pd(z, _mm_set1_pd(q->inv_sigma)), _mm_set1_pd(q->half_inv_s2));
     __m128d A, g, ag, e, phi, nz;
-    t = _mm_min_pd(t, _mm_set1_pd(700.0));        /* A is then far beyond the -8.3 cut */
+    /* Clamp the exponent of A at 700: A is then far beyond the -8.3 cut.  In the log form the
+     * exponent is t - ln D (t itself reaches 1/(2 sigma^2) > 354 there, and clamping t instead
+     * made A tiny where it is huge: f was 0.0055 too high at sigma = 0.01). */
     if (q->logform)
-        A = dpb_v2_exp(_mm_sub_pd(t, _mm_set1_pd(q->lnD)));
+        A = dpb_v2_exp(_mm_min_pd(_mm_sub_pd(t, _mm_set1_pd(q->lnD)), _mm_set1_pd(700.0)));
     else
-        A = _mm_mul_pd(dpb_v2_expm1(t), _mm_set1_pd(q->invD));
+        A = _mm_mul_pd(dpb_v2_expm1(_mm_min_pd(t, _mm_set1_pd(700.0))), _mm_set1_pd(q->invD));
     g = _mm_sub_pd(_mm_set1_pd(q->xs), A);
     g = _mm_max_pd(g, _mm_set1_pd(-40.0));        /* Phi(-40) = 0 to double precision */
     ag = _mm_andnot_pd(_mm_set1_pd(-0.0), g);     /* |g| */

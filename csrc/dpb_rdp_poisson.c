@@ -103,6 +103,8 @@ double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
     if (h > 0.2) h = 0.2;
     zlo = -40.0;
     zhi = (a / sigma > 0.0 ? a / sigma : 0.0) + 40.0;
+    /* the cost cap: NaN at once rather than hours of work (the count grows like a / sigma^2) */
+    if (!(ceil((zhi - zlo) / h) <= DPB_RDP_QUAD_MAX_NODES)) return DPB_NAN;
     n = (long)ceil((zhi - zlo) / h);
     lq = log(q);
     inv2s2 = 0.5 / sigma / sigma;
@@ -191,6 +193,7 @@ double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
         return dpb_log1pexp(la) / (alpha - 1.0);
     }
     la = dpb_rdp_poisson_quad_log(alpha, sigma, q);
+    if (la != la) return DPB_NAN;     /* over the cost cap: quietly (no invalid flag from a comparison) */
     if (alpha == 1.0) return exp(la);
     if (mode == DPB_POISSON_COMPAT) {
         double ln = dpb_rdp_poisson_negseries_log(alpha, sigma, q);

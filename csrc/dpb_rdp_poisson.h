@@ -24,7 +24,9 @@
  *                       The polynomially decaying tail (terms ~ i^-(a+2)) is summed in closed form
  *                       (integral of the fitted power law) once below 1e-8 of the total.
  * COST      integer a: O(a).  Real a (exact): about (a/sigma + 80)/h nodes with h = min(0.2, ~0.07 sigma),
- *           i.e. ~1e3-1e4 nodes for sigma >= 0.5; slow (1e6+ nodes) for sigma < 0.05.
+ *           i.e. ~1e3-1e4 nodes for sigma >= 0.5, ~130 ns each.  Capped at DPB_RDP_QUAD_MAX_NODES
+ *           (1e6, ~0.15 s): a real order that would need more (e.g. sigma = 0.01 with a > ~21,
+ *           sigma = 1e-6 at any real a) gives NaN at once, in both modes and in quad_log.
  * ACCURACY  relative error vs mpmath (tests/test_rdp_kernels.py): integer a <= 1e-13 (measured 8.3e-14,
  *           q in [1e-9, 0.9], a <= 256); real a exact <= 1e-12 (measured 4.0e-15, q in [1e-9, 0.9],
  *           sigma in [0.5, 30], a <= 20.5); compat vs the infinite |C| series <= 1e-10 (3.0e-11).
@@ -35,6 +37,8 @@
 #define DPB_RDP_POISSON_H
 
 enum { DPB_POISSON_EXACT = 0, DPB_POISSON_COMPAT = 1 };
+/* most quadrature nodes of one real-order evaluation (see COST) */
+#define DPB_RDP_QUAD_MAX_NODES 1e6
 
 double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode);
 

@@ -16,6 +16,7 @@ import oracle  # noqa: E402
 
 from dpbounds import _ufuncs as uf  # noqa: E402
 from dpbounds import tradeoff as T  # noqa: E402
+import dpbounds  # noqa: E402
 
 BIT = {name: bit for name, bit, _ in uf.STATUS_BITS}
 
@@ -237,6 +238,21 @@ def test_mills_ratio_vs_mpmath(record_accuracy):
     record_accuracy("normal_mills", worst, "ulp", f"x in [-1e4, 3], {len(xs)} points")
 
 
+def test_mills_overflow_no_flag():
+    # R(x) = Phi(x)/n(x) exceeds DBL_MAX above 37.6527...: the answer is +inf, returned without
+    # dividing by a subnormal n(x) (which used to raise the overflow flag on (37.65, 38]).
+    x0 = float.fromhex("0x1.2d38c6d50394ep+5")
+    above = np.concatenate([x0 + np.arange(1, 2000) * np.spacing(x0), np.linspace(37.66, 38.5, 1001)])
+    with np.errstate(all="raise"):
+        assert np.all(np.isinf(uf.normal_mills(above)))
+    # just below, the quotient is finite and matches mpmath (the n(x) subnormal regime)
+    with mp.workdps(40):
+        ref = mp.ncdf(x0) / mp.npdf(x0)
+    assert ref < mp.mpf(np.finfo(float).max) < mp.ncdf(np.nextafter(x0, 99)) / mp.npdf(np.nextafter(x0, 99))
+    with np.errstate(under="ignore"):
+        assert uf.normal_mills(x0) == pytest.approx(float(ref), rel=1e-14, abs=0)
+
+
 def test_max_gap_vs_mpmath(record_accuracy):
     worst = 0.0
     for mu in (1e-10, 1e-3, 0.5, 2.0, 20.0):
@@ -267,3 +283,28 @@ def test_clt_small_sigma_terminates_and_keeps_its_edges():
             ref, err = O.tradeoff_clt(a, sigma, M)
             assert err < 1e-20
             assert abs(uf.tradeoff_clt(a, sigma, M) - float(ref)) <= 1e-14, (a, sigma, M)
+
+
+# Small sigma, where w = e^{1/sigma^2} overflows (sigma < 0.0375) and A(z) is formed in log space.
+# Two defects lived here: the vector integrand clamped the exponent before subtracting ln D (f was
+# 0.0055 too high at sigma = 0.01), and the truncated curve took h = inf (so it was the untruncated
+# one: 0.36 instead of 1e-39 at sigma = 0.035, M = 1e15).  Below 0.03 the answer is refused.
+@pytest.mark.parametrize("a,sigma,M", [(1e-10, 0.03, 1e15), (0.5, 0.03, 2.0), (0.3, 0.032, 3.0),
+                                        (0.01, 0.035, 100.0), (0.5, 0.035, 1e15), (0.9, 0.036, 1e6)])
+def test_clt_small_sigma_vs_mpmath(a, sigma, M):
+    ref, err = O.tradeoff_clt(a, sigma, M)
+    assert err < 1e-20
+    assert abs(uf.tradeoff_clt(a, sigma, M) - float(ref)) <= 2e-14
+    ref_t, err_t = O.tradeoff_clt(a, sigma, M, truncated=True)
+    assert err_t < 1e-20
+    assert abs(uf.tradeoff_clt_truncated(a, sigma, M) - float(ref_t)) <= 2e-14
+
+
+def test_clt_below_min_sigma_is_refused():
+    for s in (0.029, 0.01, 1e-5):
+        assert np.isnan(uf.tradeoff_clt(0.5, s, 3.0)) and np.isnan(uf.tradeoff_clt_truncated(0.5, s, 3.0))
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma must be >= 0.03"):
+            dpbounds.tradeoff_clt(0.5, s, 3.0)
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma must be >= 0.03"):
+            dpbounds.tradeoff_clt([0.1, 0.5], [1.0, s], 3.0, truncated=True)
+    assert uf.tradeoff_clt(0.0, 0.01, 3.0) == 1.0 and uf.tradeoff_clt(1.0, 0.01, 3.0) == 0.0

@@ -21,6 +21,7 @@ VIOLATIONS = {
     Constraint.NONNEGATIVE: [-1.0, np.nan],
     Constraint.FINITE_NONNEGATIVE: [-1.0, np.inf, np.nan],
     Constraint.FINITE_POSITIVE: [0.0, -2.0, np.inf, np.nan],
+    Constraint.POSITIVE: [0.0, -2.0, np.nan],
     Constraint.OPEN_UNIT: [0.0, 1.0, 1.5, np.nan],
     Constraint.CLOSED_UNIT: [-0.1, 1.5, np.nan],
     Constraint.HALF_OPEN_UNIT: [0.0, 1.5, np.nan],
@@ -253,3 +254,18 @@ def test_paired_loop_matches_one_point_path(rng, name):
         one = np.array([x[k] if isinstance(x, tuple) else x for x in single])
         np.testing.assert_array_equal(arr, one)
         np.testing.assert_array_equal(strided[k], one[::-1][::2])
+
+
+def test_sigma_inf_declaration_matches_the_core():
+    # The declaration decides what a raw ufunc answers at sigma = +inf: NaN where the declared
+    # constraint excludes it, the limit where it allows it (the lognormal family: Y = 1 there).
+    for u in SPECS:
+        if [a.name for a in u.args] != ["sigma"]:
+            continue
+        got = float(getattr(_ufuncs, u.name)(np.inf))
+        allowed = bool(u.args[0].constraint.holds(np.array([np.inf]))[0])
+        assert np.isnan(got) != allowed, u.name
+    # the limits, against the large-sigma behaviour: moments -> 0, coefficients -> inf
+    assert _ufuncs.lognormal_rho3(np.inf) == 0.0 and _ufuncs.lognormal_variance(np.inf) == 0.0
+    assert 0.0 < _ufuncs.lognormal_rho3(1e100) < 1e-299
+    assert _ufuncs.coef_exact(np.inf) == np.inf and _ufuncs.coef_exact(1e100) > 1e100

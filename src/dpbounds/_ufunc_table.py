@@ -103,6 +103,9 @@ _SIGMA_BOX = "sigma in [0.07, 1e4]"
 _T31_BOX = "sigma in [0.07, 1e4], M in [3, 1e15]"
 
 SIGMA = Arg("sigma", C.FINITE_POSITIVE)
+# The lognormal moments and coefficients are continuous at sigma = +inf, where Y = 1: the C core
+# returns the limit there (0 for the moments, inf for the coefficients; csrc/dpb_lognormal.h).
+SIGMA_LN = Arg("sigma", C.POSITIVE)
 ROUNDS = Arg("rounds", C.INTEGER_GE_3)
 ROUNDS2 = Arg("rounds", C.INTEGER_GE_2)   # the central-limit curves need M - 1 >= 1
 A = Arg("a", C.CLOSED_UNIT)
@@ -139,23 +142,23 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
               accuracy=Accuracy("ulp", 8, "x in [-1e4, 38]", "tests/test_tradeoff.py::test_mills_ratio_vs_mpmath"),
               group="normal"),
     # ------------------------------------------------------------ lognormal likelihood ratio
-    UfuncSpec("lognormal_variance", "dpb_lognormal_variance", (SIGMA,),
+    UfuncSpec("lognormal_variance", "dpb_lognormal_variance", (SIGMA_LN,),
               "Var Y = e^{1/sigma^2} - 1 for the per-round likelihood ratio Y = exp(X/sigma - 1/(2 sigma^2)).",
               (1.0,), accuracy=Accuracy("relative", 1e-14, _SIGMA_BOX, _LN), group="lognormal"),
-    UfuncSpec("lognormal_mu3", "dpb_lognormal_mu3", (SIGMA,),
+    UfuncSpec("lognormal_mu3", "dpb_lognormal_mu3", (SIGMA_LN,),
               "Third central moment of Y; inf where it exceeds the double range (sigma < 0.0685).",
               (1.0,), accuracy=Accuracy("relative", 1e-14, _SIGMA_BOX, _LN), group="lognormal"),
-    UfuncSpec("lognormal_mu4", "dpb_lognormal_mu4", (SIGMA,),
+    UfuncSpec("lognormal_mu4", "dpb_lognormal_mu4", (SIGMA_LN,),
               "Fourth central moment of Y; inf where it exceeds the double range (sigma < 0.0915).",
               (1.0,), accuracy=Accuracy("relative", 1e-14, _SIGMA_BOX, _LN), group="lognormal"),
-    UfuncSpec("lognormal_rho3", "dpb_lognormal_rho3", (SIGMA,),
+    UfuncSpec("lognormal_rho3", "dpb_lognormal_rho3", (SIGMA_LN,),
               "Exact third absolute central moment rho^3 = E|Y - 1|^3 of the likelihood ratio.",
               (1.0,), accuracy=Accuracy("relative", 1e-14, _SIGMA_BOX, _LN), python="dpbounds.lognormal_rho3",
               group="lognormal"),
-    UfuncSpec("coef_simplified", "dpb_coef_simplified", (SIGMA,),
+    UfuncSpec("coef_simplified", "dpb_coef_simplified", (SIGMA_LN,),
               "(w^3 + 4)/(w - 1)^2 with w = e^{1/sigma^2}: the coefficient of Theorem 3.1 as stated.",
               (1.0,), accuracy=Accuracy("relative", 1e-14, _SIGMA_BOX, _LN), group="lognormal"),
-    UfuncSpec("coef_exact", "dpb_coef_exact", (SIGMA,),
+    UfuncSpec("coef_exact", "dpb_coef_exact", (SIGMA_LN,),
               "rho^3/(w - 1)^2: the coefficient with the exact third absolute moment (smaller, equally valid).",
               (1.0,), accuracy=Accuracy("relative", 1e-14, _SIGMA_BOX, _LN), group="lognormal"),
     # ------------------------------------------------------------ Theorem 3.1
@@ -241,13 +244,15 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
               accuracy=Accuracy("ulp", 4, "mu in [0, 60], delta in [0, 1]", "tests/test_tradeoff.py::test_max_gap_vs_mpmath"),
               python="dpbounds.gaussian_max_gap", group="tradeoff"),
     UfuncSpec("tradeoff_clt", "dpb_tradeoff_clt", (A, SIGMA, ROUNDS2),
-              "Central-limit trade-off integral of random allocation (untruncated); an approximation.",
+              "Central-limit trade-off integral of random allocation (untruncated); an approximation. "
+              "NaN for sigma < 0.03, where its quadrature loses accuracy.",
               (0.1, 1.0, 1000.0), fixed=("0",), choices=(("truncated", "false"),),
               accuracy=Accuracy("absolute", 1e-14, "a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15]",
                                 "tests/test_tradeoff.py::test_clt_vs_mpmath"),
               python="dpbounds.tradeoff_clt", group="tradeoff"),
     UfuncSpec("tradeoff_clt_truncated", "dpb_tradeoff_clt", (A, SIGMA, ROUNDS2),
-              "Central-limit trade-off integral truncated at z_max; an approximation.",
+              "Central-limit trade-off integral truncated at z_max; an approximation. "
+              "NaN for sigma < 0.03, where its quadrature loses accuracy.",
               (0.1, 1.0, 1000.0), fixed=("1",), choices=(("truncated", "true"),),
               accuracy=Accuracy("absolute", 1e-14, "a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15]",
                                 "tests/test_tradeoff.py::test_clt_truncated_vs_mpmath"),

@@ -56,6 +56,7 @@ class Constraint(enum.Enum):
     NONNEGATIVE = (">= 0", lambda x: x >= 0)
     FINITE_NONNEGATIVE = ("finite and >= 0", lambda x: (x >= 0) & _finite(x))
     FINITE_POSITIVE = ("finite and > 0", lambda x: (x > 0) & _finite(x))
+    POSITIVE = ("> 0 (inf allowed: the limit)", lambda x: x > 0)
     OPEN_UNIT = ("in the open interval (0, 1)", lambda x: (x > 0) & (x < 1))
     CLOSED_UNIT = ("in [0, 1]", lambda x: (x >= 0) & (x <= 1))
     HALF_OPEN_UNIT = ("in the half-open interval (0, 1]", lambda x: (x > 0) & (x <= 1))

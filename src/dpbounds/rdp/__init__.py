@@ -231,6 +231,17 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     return V.scalar_or_array(out.reshape(a.shape))
 
 
+#: DPB_RDP_QUAD_MAX_NODES of csrc/dpb_rdp_poisson.h: the C core answers NaN above it
+_QUAD_MAX_NODES = 1e6
+
+
+def _quad_nodes(a: Any, s: Any) -> Any:
+    """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
+    d = np.minimum(0.9 * np.pi * s, 5.0)
+    h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
+    return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
+
+
 def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any:
     """RDP of the Poisson-subsampled Gaussian (rate q, add/remove neighbours; Mironov-Talwar-Zhang).
 
@@ -249,6 +260,14 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
         dp-accounting / Opacus (conservative: +4% at alpha = 1.5, sigma = 1, q = 0.01),
         evaluated without their truncation (dp-accounting itself is up to ~1e-6 off it).
 
+    Raises
+    ------
+    DPBoundsError
+        If an argument is outside its domain, or a fractional order (or alpha = 1) would cost
+        more than 1e6 quadrature nodes (about 0.15 s): the count grows like alpha/sigma^2,
+        e.g. sigma = 0.01 allows fractional alpha up to ~21, sigma = 1e-6 none.  Integer
+        orders cost O(alpha) and are never refused.  The raw ufuncs give NaN there.
+
     Notes
     -----
     Accurate for rates down to 1e-9 and below (log1p throughout; autodp is 34% off at
@@ -259,6 +278,15 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
                              "q": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, q=q)
     if np.any(a[np.isfinite(a)] > 1e6):
         raise DPBoundsError("alpha must be <= 1e6 (or inf)")
+    a, s, qq = np.broadcast_arrays(a, s, qq)
+    costly = (np.isfinite(a) & ((a != np.floor(a)) | (a == 1.0)) & (qq > 0) & (qq < 1) & (s <= 1e100)
+              & (_quad_nodes(a, s) > _QUAD_MAX_NODES))
+    if np.any(costly):
+        i = np.flatnonzero(costly.ravel())[0]
+        raise DPBoundsError(
+            f"sigma must be larger for the fractional order alpha = {float(a.ravel()[i])!r} (got sigma = {float(s.ravel()[i])!r}): "
+            f"the quadrature would need {float(_quad_nodes(a.ravel()[i], s.ravel()[i])):.3g} nodes "
+            f"(cap {_QUAD_MAX_NODES:.0e}, cost ~ alpha/sigma^2); use integer orders")
     f = getattr(_ufuncs, f"rdp_poisson_gaussian_{m}")
     return V.scalar_or_array(f(a, s, qq))
 
