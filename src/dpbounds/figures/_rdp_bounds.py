@@ -69,7 +69,7 @@ def rdp_bounds_figure(regime: str = "high", *, sigma: float | None = None, lapla
     lower bound that no analysis can beat (the divergence of a realisable pair), on log-log
     axes, one panel per mechanism.  Gaussian: :func:`dpbounds.rdp.subsampled_gaussian_wor`;
     Laplace and randomized response: :func:`dpbounds.rdp.subsampled_wor` for the upper bounds
-    (the improved bound is valid for both, see the Rényi DP page), and the same lower-bound
+    (the improved bound is valid for both: docs/composition.md), and the same lower-bound
     formula as the Gaussian's.  The orders are integers, where all three are
     exact (no interpolation).
 
