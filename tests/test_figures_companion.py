@@ -434,3 +434,31 @@ def test_claims_table_at_600000_matches_the_page():
         for text, value in zip(cells, got):
             printed, half = _printed(text)
             assert abs(value - printed) <= half * (1 + 1e-9), (regime, mech, text, value)
+
+
+@pytest.mark.slow
+def test_make_figures_script_companion(tmp_path):
+    # tools/make_figures.py --companion writes the images docs/composition.md shows
+    import importlib.util
+
+    script = ROOT / "tools" / "make_figures.py"
+    if not script.exists():
+        pytest.skip("tools/ not next to tests/ (wheel test from test-sources)")
+    spec = importlib.util.spec_from_file_location("make_figures", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    figs = mod.main(["--outdir", str(tmp_path), "--companion"])
+    page = (ROOT / "docs" / "composition.md").read_text()
+    for regime in ("high", "low"):
+        for name in (f"rdp-bounds-{regime}", f"composition-{regime}"):
+            assert f"figures/{name}.png" in page
+            data = (tmp_path / f"{name}.png").read_bytes()
+            assert data.startswith(MAGIC[".png"]) and 10_000 < len(data) < 300_000
+        sigma = REGIMES[regime][0]
+        x, y = _lines(figs[f"rdp-bounds-{regime}"].axes[0])["improved bound (upper bound)"]
+        assert x[-1] == 10_000
+        np.testing.assert_array_equal(y, rdp.subsampled_gaussian_wor(x, sigma, 1e-3))
+        lines = _lines(figs[f"composition-{regime}"].axes[0])
+        assert lines[RDP][0][-1] == 600_000 and len(lines[OPTIMAL][0]) == 8
+        np.testing.assert_array_equal(lines[STRONG][1], composition.subsampled_epsilon(
+            lines[STRONG][0], gamma=1e-3, delta=1e-8, sigma=sigma))
