@@ -11,17 +11,29 @@ save_figure(fig, path)  write a figure as .png, .svg or .pdf (from the suffix)
 
 The paper: "Trade-off Functions for DP-SGD with Subsampling based on Random Allocation: Tight
 Upper and Lower Bounds".  The command line draws the same figures: ``dpbounds plot``.
+
+The companion paper, "Subsampled Rényi Differential Privacy and Analytical Moments Accountant"
+(Section 4):
+
+rdp_bounds_figure(...)   its Figure 1: RDP of the subsampled Gaussian, Laplace and randomized
+                         response against the order (Theorem 9, improved and lower bounds)
+composition_figure(...)  its Figure 2: epsilon over k compositions, the analytical moments
+                         accountant against naive and strong composition
 """
 from __future__ import annotations
 
 from dpbounds.figures._canvas import save_figure
+from dpbounds.figures._composition import composition_figure
 from dpbounds.figures._epsilon import epsilon_figure, epsilon_series
+from dpbounds.figures._rdp_bounds import rdp_bounds_figure
 from dpbounds.figures._rounds import rounds_figure
 from dpbounds.figures._tradeoff import tradeoff_curves, tradeoff_figure
 
 __all__ = [
+    "composition_figure",
     "epsilon_figure",
     "epsilon_series",
+    "rdp_bounds_figure",
     "rounds_figure",
     "save_figure",
     "tradeoff_curves",
