@@ -238,17 +238,13 @@ def _parser():
 
 
 @pytest.fixture
-def wired(monkeypatch):
-    """'dpbounds plot' with the companion subcommands, as cli/_plot.py will register them."""
-    original = _plot.register
+def wired():
+    """'dpbounds plot' as the package builds it: the companion subcommands are registered."""
+    from dpbounds.cli import build_parser
 
-    def register(subparsers):
-        original(subparsers)
-        plot = subparsers.choices["plot"]
-        plots = next(a for a in plot._actions if isinstance(a, argparse._SubParsersAction))
-        _plot_companion.register(plots)
-
-    monkeypatch.setattr(_plot, "register", register)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    plots = next(a for a in sub.choices["plot"]._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"rdp-bounds", "composition"} <= set(plots.choices)
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])

@@ -67,17 +67,19 @@ def _epsilon(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "plot", help="draw the random-allocation paper's figures (PNG, SVG or PDF; needs matplotlib)",
+        "plot", help="draw the papers' figures (PNG, SVG or PDF; needs matplotlib)",
         description="Figures drawn from the package's own numbers (needs the plot extra: "
                     "pip install \"dpbounds[plot]\").  'rounds': Figure 1 of \"Trade-off Functions for "
                     "DP-SGD with Subsampling based on Random Allocation: Tight Upper and Lower Bounds\", "
                     "the rounds M Theorem 3.1 requires against sigma; 'tradeoff': the trade-off curves "
-                    "on one figure; 'epsilon': epsilon against epochs for random allocation, Poisson and RDP.",
+                    "on one figure; 'epsilon': epsilon against epochs for random allocation, Poisson and RDP; "
+                    "'rdp-bounds' and 'composition': Figures 1 and 2 of \"Subsampled Renyi Differential "
+                    "Privacy and Analytical Moments Accountant\".",
         epilog="example:\n  dpbounds plot rounds -o rounds.png\n"
                "  dpbounds plot tradeoff --sigma 1 --rounds 1e6 -o tradeoff.svg\n"
                "  dpbounds plot epsilon --sigma 1.1 --rounds 234 --delta 1e-5")
     plots = p.add_subparsers(dest="plot", metavar="FIGURE", required=True,
-                             help="the figure to draw: rounds, tradeoff or epsilon")
+                             help="the figure to draw: rounds, tradeoff, epsilon, rdp-bounds or composition")
 
     r = plots.add_parser("rounds", help="rounds M required against sigma for several delta (Figure 1)",
                          description="Rounds M required by Theorem 3.1 against sigma, one colour per delta: "
@@ -120,8 +122,8 @@ def register(subparsers: Any) -> None:
     e.add_argument("--tolerance", type=real, default=2e-3, help="relative width of the exact brackets")
     e.set_defaults(func=_epsilon)
 
-    # The companion paper's figures ('plot rdp-bounds', 'plot composition') register here:
-    #     from dpbounds.cli import _plot_companion
-    #     _plot_companion.register(plots)
-    # (added when that module is merged; each of its subcommands uses add_output_options and
-    # write_figure above).
+    # The companion paper's figures ('plot rdp-bounds', 'plot composition'); imported here, not at
+    # the top, because that module builds on add_output_options and write_figure above
+    from dpbounds.cli import _plot_companion
+
+    _plot_companion.register(plots)
