@@ -60,9 +60,11 @@ def _race(calls: list[Callable[[], Any]]) -> list[Any]:
 
 
 def _check_concurrent(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Serial results, then the same calls raced twice; every raced result must equal its serial one."""
+    """Serial results, then the same calls raced twice from an empty accountant cache (so the
+    threads also build the cached laws concurrently); every raced result must equal its serial one."""
     serial = [_bits(c()) for c in calls]
     for _ in range(2):
+        A.clear_cache()
         raced = [_bits(r) for r in _race(calls)]
         for i, (s, r) in enumerate(zip(serial, raced)):
             assert r == s, f"call {i}: the concurrent result differs from the serial one"
@@ -295,3 +297,19 @@ def test_mixed_workload_thread_pool():
     serial = [_bits(work(s)) for s in seeds]
     with ThreadPoolExecutor(max_workers=4) as ex:
         assert [_bits(r) for r in ex.map(work, seeds)] == serial
+
+
+def test_shared_accountant_queried_concurrently():
+    """One accountant object, built and stepped first, then queried by eight threads at once."""
+    acc = {"random_allocation": dpbounds.RandomAllocationAccountant(1.0, 100, 2),
+           "poisson": _stepped(dpbounds.PoissonAccountant()), "rdp": _stepped(R.RDPAccountant())}
+    for name, a in acc.items():
+        calls = [lambda a=a, k=k: (a.get_epsilon_bracket(10.0 ** -(4 + k % 4)), a.get_delta_bracket(0.5 + k % 4))
+                 for k in range(THREADS)]
+        _check_concurrent(calls)
+
+
+def _stepped(acc: Any) -> Any:
+    for _ in range(40):
+        acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    return acc
