@@ -23,6 +23,8 @@ import pytest
 import dpbounds
 import dpbounds.rdp as R
 from dpbounds import accountant as A
+from dpbounds import composition as C
+from dpbounds import outer as O
 from dpbounds import sampling, ufuncs
 from dpbounds._ufunc_table import UFUNCS, UfuncSpec
 
@@ -198,7 +200,29 @@ CASES: dict[str, Callable[[int], Callable[[], Any]]] = {
     "dpbounds.sampling.random_allocation": lambda k: lambda: _samples(
         sampling.random_allocation(100, 10, np.random.default_rng(k), epochs=2)),
     "dpbounds.sampling.poisson": lambda k: lambda: _samples(sampling.poisson(100, 0.1, np.random.default_rng(k), steps=20)),
+    "dpbounds.plan": lambda k: lambda: dpbounds.plan(10**6 * (1 + k), delta=0.01, sigma=[0.8, 1.0, 1.5]),
+    "dpbounds.sweep": lambda k: lambda: _swept(dpbounds.sweep(
+        "delta_bound", sigma=(0.5 + 0.1 * k, 3.0, 7, "lin"), rounds=(10, 1e7, 9, "log"), progress=False)),
+    "dpbounds.composition.subsample": lambda k: lambda: C.subsample(np.array([0.1, 1.0]) * (1 + k), 1e-6, 0.01),
+    "dpbounds.composition.naive": lambda k: lambda: C.naive(0.1 * (1 + k), 1e-6, 100),
+    "dpbounds.composition.advanced": lambda k: lambda: C.advanced(0.1 * (1 + k), 1e-6, 100, 1e-6),
+    "dpbounds.composition.optimal": lambda k: lambda: C.optimal(0.01 * (1 + k), 1e-9, 5000, 1e-6),
+    "dpbounds.composition.optimal_delta": lambda k: lambda: C.optimal_delta(0.01 * (1 + k), 1e-9, 5000, 0.5),
+    "dpbounds.composition.subsampled_epsilon": lambda k: lambda: C.subsampled_epsilon(
+        [1, 100, 10**4], gamma=1e-3, sigma=1.0 + k),
+    "dpbounds.outer.delta_bound_outer": lambda k: lambda: O.delta_bound_outer(
+        np.linspace(0.5 + 0.1 * k, 4, 50), np.rint(np.geomspace(3, 1e9, 60))),
+    "dpbounds.outer.rounds_required_outer": lambda k: lambda: O.rounds_required_outer(
+        np.linspace(0.5 + 0.1 * k, 4, 9), np.geomspace(1e-6, 0.1, 7)),
+    "dpbounds.outer.min_dataset_size_outer": lambda k: lambda: O.min_dataset_size_outer(
+        np.linspace(0.5 + 0.1 * k, 4, 50), np.rint(np.geomspace(1, 1e9, 60))),
 }
+
+
+def _swept(result: Any) -> dict[str, Any]:
+    # an xarray.Dataset or a dict of arrays; the reason strings compared by value, not by pointer
+    return {k: (np.asarray(result[k]).astype(str) if np.asarray(result[k]).dtype == object else np.asarray(result[k]))
+            for k in result}
 # the RDP mechanism classes: their epsilon through the RDP accountant (one case each)
 for _mech in ("Gaussian", "Laplace", "RandomizedResponse", "PoissonGaussian", "SubsampledGaussianWOR", "SubsampledWOR",
               "Custom"):
@@ -219,9 +243,10 @@ NOT_COMPUTING = {
     "dpbounds.accountant.PrivacyAccountant", "dpbounds.accountant.PrivacyBracket", "dpbounds.accountant.clear_cache",
     "dpbounds.accountant.cache_info", "dpbounds.accountant.set_cache_limit",
     "dpbounds.accountant.law_for",  # raced in test_law_cache_under_contention
+    "dpbounds.Plan", "dpbounds.PlanPoint", "dpbounds.composition.SubsampledComposition",  # result types
 }
 PUBLIC_MODULES = ("dpbounds", "dpbounds.rdp", "dpbounds.accountant", "dpbounds.tradeoff", "dpbounds.sampling",
-                  "dpbounds.normal")
+                  "dpbounds.normal", "dpbounds.composition", "dpbounds.outer")
 
 
 def _public_callables() -> set[str]:
