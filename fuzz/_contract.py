@@ -30,6 +30,10 @@ __all__ = [
     "CALL_CPU_LIMIT", "Finding", "attempt", "check", "in_unit", "is_nan", "ulps_le", "shape_of",
 ]
 
+#: The warning categories the last :func:`attempt` caught (PrecisionWarning is allowed through the
+#: contract; the accountant harness checks it against ``tolerance_met``).
+LAST_WARNINGS: list[type] = []
+
 #: CPU seconds one call may take before it is reported (the brief: any call > 1 s is a finding).
 CALL_CPU_LIMIT = 1.0
 
@@ -99,6 +103,8 @@ def attempt(fn: Callable[..., Any], *args: Any, names: Iterable[str] = (), allow
             raise
         except Exception as exc:  # noqa: BLE001 -- every other exception is the finding
             raise Finding(f"{type(exc).__name__}: {exc} -- {call}") from exc
+    global LAST_WARNINGS
+    LAST_WARNINGS = [w.category for w in caught]
     spent = time.process_time() - t0
     if spent > CALL_CPU_LIMIT:
         raise Finding(f"slow call: {spent:.2f} s CPU (limit {CALL_CPU_LIMIT} s) -- {call}")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ instrument_dpbounds()
 
 import dpbounds  # noqa: E402
 
+import _contract  # noqa: E402
 from _contract import attempt, check  # noqa: E402
 from _inputs import Draw  # noqa: E402
 
@@ -83,11 +83,9 @@ def _check_bracket(b: Any, quantity: str, call: str, warned: bool) -> None:
 
 
 def _bracket(fn: Any, x: float, names: tuple[str, ...]) -> tuple[bool, Any, bool]:
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always", dpbounds.PrecisionWarning)
-        ok, b = attempt(fn, x, names=names, allow=(r"no (finite|steps)", "does not apply", "history", "unbounded",
-                                                     "cannot", "needs"))
-    return ok, b, any(issubclass(x.category, dpbounds.PrecisionWarning) for x in w)
+    ok, b = attempt(fn, x, names=names, allow=(r"no (finite|steps)", "does not apply", "history", "unbounded",
+                                                 "cannot", "needs"))
+    return ok, b, any(issubclass(c, dpbounds.PrecisionWarning) for c in _contract.LAST_WARNINGS)
 
 
 def _consistent(acc: Any, d: Draw, call: str) -> None:
