@@ -129,7 +129,8 @@ def fuzz_dataset_and_epochs(d: Draw) -> None:
     ok, n = attempt(dpbounds.min_dataset_size, s, m, cn, nr,
                     names=("sigma", "rounds", "clip_norm", "noise_ratio"), allow=("shapes do not broadcast",))
     if ok:
-        check(np.asarray(n) > 0, f"min_dataset_size <= 0: {n}", "min_dataset_size")
+        # >= 0, not > 0: C sigma M / r of tiny C and sigma over a huge ratio underflows to 0
+        check(np.asarray(n) >= 0, f"min_dataset_size < 0: {n}", "min_dataset_size")
     dl, e = d.double("unit"), d.scalar("count")
     call = f"compose_delta/per_epoch_delta({dl!r}, {e!r})"
     ok1, c = attempt(dpbounds.compose_delta, dl, e, names=("delta", "epochs"))

@@ -12,7 +12,8 @@ Checked where a call succeeds:
   is sufficient), and epsilon is non-increasing in delta on pairs.
 
 Sizes: the orders are kept <= 256 and sigma >= 0.05 for the Poisson-subsampled Gaussian (the
-hang at tiny sigma / huge alpha is a known finding being fixed by another developer), steps <= 1e6.
+hang at tiny sigma / huge alpha is a known finding being fixed by another developer), sigma >= 1e-5
+for the without-replacement bound (it hangs at sigma = 1e-9: found here, recorded), steps <= 1e6.
 The mechanism objects are built only with valid arguments here (that they accept q = 1.5 or
 sigma < 0 is the same developer's fix; tests/test_fuzz_regressions.py records it).
 """
@@ -37,6 +38,9 @@ from _inputs import Draw  # noqa: E402
 
 _ALPHA_MAX = 256.0
 _SIGMA_MIN = 0.05
+# subsampled_gaussian_wor never returns at sigma = 1e-9 (0.3 s at 1e-6): a finding of this
+# harness (tests/test_fuzz_regressions.py, xfail); kept out so that a run reports new things
+_WOR_SIGMA_MIN = 1e-5
 
 
 def _orders(d: Draw) -> np.ndarray:
@@ -81,7 +85,11 @@ def fuzz_functions(d: Draw) -> None:
         call = f"rdp.poisson_gaussian({o!r}, {s!r}, {q!r}, {mode!r})"
     else:
         s, g, bound = d.scalar("sigma"), d.scalar("unit"), d.pick(("improved", "theorem9", "lower", "x"))
-        if np.any(o[np.isfinite(o)] > _ALPHA_MAX):
+        try:
+            tiny = float(np.asarray(s, dtype=np.float64)) < _WOR_SIGMA_MIN
+        except (TypeError, ValueError, OverflowError):
+            tiny = False
+        if tiny or np.any(o[np.isfinite(o)] > _ALPHA_MAX):
             return
         ok, v = attempt(rdp.subsampled_gaussian_wor, o, s, g, bound, names=("alpha", "sigma", "gamma", "bound"))
         call = f"rdp.subsampled_gaussian_wor({o!r}, {s!r}, {g!r}, {bound!r})"

@@ -225,6 +225,9 @@ def check_ufunc(spec: UfuncSpec, inputs: list[Any]) -> None:
             # is the validated API's business (raw min_dataset_size(.., 3.5, ..) is documented arithmetic)
             bad_in |= ~sarg.constraint.holds(a)
     good = ~bad_in & ~nan_in
+    for a, sarg in zip(bargs, spec.args):   # the range checks need every rule, integrality included
+        if sarg.constraint in _INTEGER_RULES:
+            good &= sarg.constraint.holds(a)
     mask, bad_bit = _status_bits(spec)
     for i, (o, ctype) in enumerate(zip(outs, spec.outputs)):
         o = np.asarray(o)

@@ -74,7 +74,8 @@ def fuzz_curves(d: Draw) -> None:
     elif which == 2:
         ok, f = attempt(dpbounds.tradeoff_edgeworth, a, s, m, names=names)
     elif which == 3:
-        ok, f = attempt(dpbounds.tradeoff_lower_bound, a, s, m, d.pick(("exact", "simplified")), names=names)
+        coef = d.pick(("exact", "simplified"))
+        ok, f = attempt(dpbounds.tradeoff_lower_bound, a, s, m, coef, names=names)
     else:
         ok, f = attempt(dpbounds.tradeoff_clt_slope, a, s, m, names=names)
         if ok:
@@ -91,7 +92,7 @@ def fuzz_curves(d: Draw) -> None:
         nan_ok = np.asarray(dpbounds.edgeworth_status(a, s, m)) != 0
     elif which == 3:
         nan_ok = np.ones(a.shape, dtype=bool)   # NaN wherever Theorem 3.1 does not apply
-        t = dpbounds.theorem31(s, m) if _num(m) >= 3 else None
+        t = dpbounds.theorem31(s, m, coefficient=coef) if _num(m) >= 3 else None
         if t is not None and t.valid:
             nan_ok = np.zeros(a.shape, dtype=bool)
     else:
