@@ -83,8 +83,8 @@ def attempt(fn: Callable[..., Any], *args: Any, names: Iterable[str] = (), allow
     ``names``: the parameters the error message may name (one must appear as a word).
     ``allow``: regular expressions of documented messages that name no parameter.
     ``raw_type_errors``: the raw numpy ufuncs raise numpy's ``TypeError`` for dtypes they have no
-    loop for (complex, object, strings) and numpy's ``ValueError`` for shapes that do not
-    broadcast: that is their documented behaviour, not a finding.
+    loop for (complex, object, strings), ``OverflowError`` for a Python int beyond the doubles and
+    ``ValueError`` for shapes that do not broadcast: that is numpy's behaviour, not a finding.
     """
     call = describe(fn, args, kwargs)
     t0 = time.process_time()
@@ -95,7 +95,7 @@ def attempt(fn: Callable[..., Any], *args: Any, names: Iterable[str] = (), allow
             error: BaseException | None = None
         except dpbounds.DPBoundsError as exc:
             error = exc
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             if not raw_type_errors:
                 raise Finding(f"{type(exc).__name__} instead of DPBoundsError: {exc} -- {call}") from exc
             error = exc
