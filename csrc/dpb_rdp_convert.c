@@ -25,9 +25,11 @@ double dpb_rdp_logdelta_objective(double a, double rdp, double eps, int conv)
     if (a != a || rdp != rdp || eps != eps) return DPB_NAN;
     if (!(a >= 1.0) || !(rdp >= 0.0) || !(eps >= 0.0)) return DPB_NAN;
     if (conv != DPB_CONV_CLASSIC && conv != DPB_CONV_IMPROVED) return DPB_NAN;
-    if (a == DPB_INF) return (rdp > eps) ? 0.0 : -DPB_INF;
-    if (rdp == DPB_INF) return 0.0;
-    if (a == 1.0) r = DPB_INF;
+    /* order inf: (a-1) t is +inf or -inf; the improved conversion still takes the
+       total-variation bound below (KL <= D_inf), as at every finite order */
+    if (a == DPB_INF) r = (rdp > eps) ? DPB_INF : -DPB_INF;
+    else if (rdp == DPB_INF) return 0.0;
+    else if (a == 1.0) r = DPB_INF;
     else if (eps == DPB_INF) r = -DPB_INF;
     else {
         double t = rdp - eps + (conv == DPB_CONV_CLASSIC ? 0.0 : log1p(-1.0 / a));

@@ -25,7 +25,7 @@ from dpbounds import _ufuncs
 from dpbounds import _errors
 from dpbounds._errors import DPBoundsError, status_reasons
 from dpbounds._validation import (
-    Constraint, broadcast, check_args, check_choice, check_constraint, scalar_or_array,
+    Constraint, as_float_array, broadcast, check_args, check_choice, check_constraint, scalar_or_array,
 )
 
 cnp.import_array()
@@ -413,14 +413,20 @@ def delta_bound(sigma, rounds, coefficient="exact", *, on_invalid="nan"):
         raise DPBoundsError("Theorem 3.1 does not apply: " + "; ".join(status_reasons(st)))
     check_choice("on_invalid", on_invalid, ("nan", "raise"))
     checked = _ufuncs._delta_bound_checked_exact if kind == DPB_COEF_EXACT else _ufuncs._delta_bound_checked_simplified
+    # as_float_array refuses what is not real numbers (complex, None, strings) naming the parameter
+    sa, ra = as_float_array("sigma", sigma), as_float_array("rounds", rounds)
     try:
-        out, status = checked(np.asarray(sigma, dtype=np.float64), np.asarray(rounds, dtype=np.float64))
-    except (TypeError, ValueError):
-        # non-numeric input or shapes that do not broadcast: the checks name the parameter
+        out, status = checked(sa, ra)
+    except ValueError:
+        # shapes that do not broadcast: the checks name the parameters
         check_args(_SIGMA_ROUNDS, sigma=sigma, rounds=rounds)
         raise
     status = np.asarray(status)
-    if status.any():
+    if status.size == 0:
+        # an empty broadcast has no status to read: check the arguments themselves, as every
+        # other validated function does (a NaN rounds next to an empty sigma is still refused)
+        check_args(_SIGMA_ROUNDS, sigma=sigma, rounds=rounds)
+    elif status.any():
         if (status & _BAD_INPUT).any():      # bad arguments: the constraint checks produce the message
             check_args(_SIGMA_ROUNDS, sigma=sigma, rounds=rounds)
         if on_invalid == "raise":
@@ -523,11 +529,18 @@ def rounds_required(sigma, delta, coefficient="exact", validity_at="delta_min", 
             and _finite_positive(s) and _open_unit(d) and _integer_ge(e, 1.0)):
         if e != 1.0:
             d = dpb_per_epoch_delta(d, e)
+            if d == 0.0:
+                # the per-epoch target underflowed (delta = 5e-324 over 2 epochs): it is below the
+                # smallest double, so no M <= 2**53 reaches it -- the documented inf, not NaN
+                return INFINITY
         return dpb_rounds_required(s, d, kind, tgt)
     sa, da, ea = check_args(_SIGMA_DELTA_EPOCHS, sigma=sigma, delta=delta, epochs=epochs)
     da = _ufuncs.per_epoch_delta(da, ea)
     name = "rounds_required_" + _COEFFICIENTS[kind] + ("_at_target" if tgt else "")
-    return scalar_or_array(getattr(_ufuncs, name)(sa, da))
+    m = getattr(_ufuncs, name)(sa, da)
+    if (da == 0.0).any():   # as above: an underflowed per-epoch target is unreachable
+        m = np.where(da == 0.0, np.inf, m)
+    return scalar_or_array(m)
 
 
 def min_dataset_size(sigma, rounds, clip_norm=1.0, noise_ratio=0.1):

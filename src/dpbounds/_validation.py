@@ -79,10 +79,21 @@ class Constraint(enum.Enum):
 
 
 def as_float_array(name: str, value: Any) -> NDArray[np.float64]:
-    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
+    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric.
+
+    Not numeric: strings and bytes (numpy would parse ``"1.5"``), ``None`` (numpy would read it
+    as NaN), complex numbers (numpy would drop the imaginary part with only a ComplexWarning),
+    and integers beyond the double range (``10**400``, numpy's OverflowError).
+    """
     try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+        raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if raw.dtype.kind == "O":
+            if not all(isinstance(e, numbers.Real) for e in raw.ravel().tolist()):
+                raise TypeError
+        elif raw.dtype.kind not in "biuf":
+            raise TypeError
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
         raise DPBoundsError(f"{name} must be a real number or array of real numbers, got {value!r}") from None
     return arr
 

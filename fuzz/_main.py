@@ -1,0 +1,58 @@
+"""Start one harness: instrument dpbounds' Python layer, then hand the test function to atheris.
+
+Coverage guidance sees the Python layer only: ``atheris.instrument_imports`` rewrites the
+bytecode of every ``dpbounds`` module imported inside it (all of them are imported here, so
+that lazily imported ones are instrumented too).  The compiled core (the C library and the
+Cython extensions) runs uninstrumented: the fuzzer exercises it through the Python entry
+points and catches its crashes, hangs and wrong results, but gets no coverage feedback from its
+branches.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from typing import Callable
+
+import atheris
+
+__all__ = ["instrument_dpbounds", "fuzz"]
+
+
+def instrument_dpbounds() -> None:
+    """Import every dpbounds module with atheris' bytecode instrumentation."""
+    with atheris.instrument_imports(include=["dpbounds"]):
+        import dpbounds
+
+        for mod in pkgutil.walk_packages(dpbounds.__path__, "dpbounds."):
+            try:
+                importlib.import_module(mod.name)
+            except ImportError:  # an optional dependency (matplotlib, pyarrow, dask) is absent
+                pass
+
+
+def fuzz(test_one_input: Callable[[bytes], None]) -> None:
+    """Run libFuzzer on ``test_one_input`` with this process's command line (-max_total_time= ...).
+
+    With ``DPBOUNDS_FUZZ_KEEP_GOING=1`` a finding is printed once per kind (its message up to the
+    first digit) and the run goes on: a survey mode for triage.  By default the first finding
+    stops the run and libFuzzer saves the input (``crash-<sha1>`` under ``-artifact_prefix``).
+    """
+    import os
+    import re
+
+    if os.environ.get("DPBOUNDS_FUZZ_KEEP_GOING") == "1":
+        seen: set[str] = set()
+        inner = test_one_input
+
+        def test_one_input(data: bytes) -> None:
+            try:
+                inner(data)
+            except AssertionError as exc:   # _contract.Finding
+                key = re.split(r"[0-9(\[]", str(exc), maxsplit=1)[0][:120]
+                if key not in seen:
+                    seen.add(key)
+                    print(f"FINDING {data.hex()} {exc}", flush=True)
+
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
