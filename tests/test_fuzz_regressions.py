@@ -166,11 +166,10 @@ def test_subsampled_gaussian_wor_tiny_sigma_returns():
         pytest.fail("rdp.subsampled_gaussian_wor(2.5, 1e-9, 0.5) did not return within 3 s")
 
 
-# The RDP mechanism objects accept a sampling rate above 1 and a negative sigma (issue 14's
-# example); another developer (input contract) is adding their validation.
-@pytest.mark.xfail(strict=True, reason="issue 14: RDP mechanism objects do not validate (fix in progress elsewhere)")
+# The RDP mechanism objects accepted a sampling rate above 1 and a negative sigma (issue 14's
+# example) and answered inf; they validate with the constraint table now.
 @pytest.mark.parametrize("make", [lambda: rdp.PoissonGaussian(1.1, 1.5), lambda: rdp.PoissonGaussian(-1.0, 0.01),
                                   lambda: rdp.Gaussian(-1.0)], ids=["q=1.5", "sigma<0", "gaussian-sigma<0"])
 def test_mechanism_objects_validate(make):
-    with pytest.raises(dpbounds.DPBoundsError):
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^(q|sigma)\b"):
         make()
