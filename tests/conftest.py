@@ -1,4 +1,5 @@
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -20,3 +21,13 @@ def rng() -> np.random.Generator:
 
 # the measured-accuracy record (--record-accuracy, the record_accuracy fixture)
 from accuracy_record import pytest_addoption, pytest_sessionfinish, record_accuracy  # noqa: E402,F401
+
+
+def pytest_configure(config):
+    # A shell starts background jobs (`cmd &`, nohup, some CI runners) with SIGINT ignored, and
+    # an ignored signal stays ignored across exec: Python then never raises KeyboardInterrupt,
+    # in this process or in the subprocesses the Ctrl-C tests signal.  Those tests check what a
+    # user's Ctrl-C does, so they need Python's own handler here (children then inherit the
+    # default disposition and install theirs).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
