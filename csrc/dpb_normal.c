@@ -7,6 +7,8 @@ double dpb_normal_pdf(double x)
     double h, l;
     if (isnan(x)) return x;
     if (isinf(x)) return 0.0;
+    /* x^2 > 1600 > 1500: the value 0 of the branch below, without the overflow of x*x at |x| > 1e154 */
+    if (fabs(x) > 40.0) return 0.0;
     if (fabs(x) < 1e-100) return DPB_INV_SQRT2PI;   /* x^2/2 < 1e-200: below an ulp; avoids underflow in the split */
     dpb_two_prod(x, x, &h, &l);
     if (h > 1500.0) return 0.0;          /* avoids the underflow flag */

@@ -59,6 +59,14 @@ double dpb_rdp_laplace(double alpha, double b)
         x *= u * alpha * (am1 / (2.0 * alpha - 1.0));
         return log1p(x) / am1;
     }
+    if (alpha > 0.5 * DBL_MAX) {
+        /* 2 alpha overflows: here alpha - 1 = alpha and 2 alpha - 1 = 2 alpha exactly, so
+         * w = 1/2.  The correction |log1p(w e)/alpha| <= ln2/alpha < 8e-309 is below a quarter
+         * ulp of u > 1e-290: u exactly, without the underflow of forming it; below, 2 alpha u
+         * <= 4e18 cannot overflow */
+        if (u > 1e-290) return u;
+        return u + log1p(0.5 * expm1(-2.0 * (alpha * u))) / alpha;
+    }
     {
         double w = am1 / (2.0 * alpha - 1.0);
         double e = (u > 1e300 / (2.0 * alpha)) ? -1.0 : expm1(-(2.0 * alpha - 1.0) * u);

@@ -122,7 +122,13 @@ double dpb_compose_delta(double delta, double epochs)
 {
     if (!(isgreaterequal(delta, 0.0) && islessequal(delta, 1.0)) || !isgreaterequal(epochs, 1.0) || isinf(epochs)) return DPB_NAN;
     if (delta == 1.0 || epochs == 1.0) return delta;
-    return -expm1(epochs * log1p(-delta));
+    {
+        double l = log1p(-delta);
+        /* epochs * l < -745: expm1 is -1.0 there (it is from -38.8 on); the product itself would
+         * overflow for huge epochs (epochs = 4e307, delta = 1 - 2^-53) */
+        if (l < -745.0 / epochs) return 1.0;
+        return -expm1(epochs * l);
+    }
 }
 
 double dpb_per_epoch_delta(double delta_total, double epochs)

@@ -101,6 +101,9 @@ double dpb_tradeoff_clt_slope(double a, double sigma, double rounds)
 {
     dpb_quad_ctx q;
     double out, I, lg;
+    /* NaN in -> NaN out (as dpb_quad_setup below), before the ordered comparisons with a NaN,
+     * which raise the invalid flag */
+    if (isnan(a) || isnan(sigma) || isnan(rounds)) return DPB_NAN;
     if (a == 0.0 && sigma > 0.0 && rounds > 1.0) return -DPB_INF;
     if (a == 1.0 && sigma > 0.0 && rounds > 1.0) return 0.0;
     if (dpb_quad_setup(&q, a, sigma, rounds, &out)) {

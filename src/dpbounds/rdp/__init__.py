@@ -142,7 +142,8 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
     The Pearson-Vajda moments D^l of the Gaussian are computed by quadrature of the positive
     integrand E[(L-1)^l], so they have no cancellation; orders beyond a certified cutoff, where
     the Pearson-Vajda term provably loses the min, skip it.  Cost: O(alpha^2) once per sigma
-    for the improved bound, O(alpha) per order otherwise; sigma on the slowest axis shares
+    for the improved bound, O(alpha) per order otherwise, bounded as sigma -> 0 (at sigma <= 0.5
+    the certificate covers every order, so no quadrature runs); sigma on the slowest axis shares
     the table across gammas and orders.
     """
     b = V.check_choice("bound", bound, tuple(_BOUNDS))
