@@ -176,6 +176,11 @@ void dpb_rdp_pv_logd(long lmax, const double *logs, const double *lfact, double 
     pv_logd_range(0, lmax, logs, lfact, logd);
 }
 
+void dpb_rdp_pv_logd_range(long lmin, long lmax, const double *logs, const double *lfact, double *logd)
+{
+    pv_logd_range(lmin, lmax, logs, lfact, logd);
+}
+
 double dpb_rdp_wor_lower_int(long a, double gamma, const double *eps, const double *lfact)
 {
     double lg, l1g;

@@ -45,6 +45,10 @@ double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_
  *          meaningless where the sum cancels completely (large sigma and l).  The Gaussian kernel
  *          therefore uses quadrature instead (dpb_rdp_wor_gaussian). */
 void dpb_rdp_pv_logd(long lmax, const double *logs, const double *lfact, double *logd);
+/* The same, for the orders lmin..lmax only (logd[l] for l outside untouched): callers that
+ * must stay interruptible fill logd in chunks; every entry is computed independently, so a
+ * chunked fill is bit-identical to one dpb_rdp_pv_logd call. */
+void dpb_rdp_pv_logd_range(long lmin, long lmax, const double *logs, const double *lfact, double *logd);
 
 /* "Theorem 27" improved bound (Pearson-Vajda) at integer a >= 2: Theorem 9 with each j >= 3
  * factor replaced by min{4 sqrt(|D^{2 floor(j/2)}| |D^{2 ceil(j/2)}|), e^{(j-1)eps(j)} min{2,(e^{epsinf}-1)^j}}.

@@ -90,6 +90,27 @@ LONG_CALLS = {
     "ufunc buffered cast": ("x = np.full((3000, 1000), 1.0, dtype=np.float32)", "ufuncs.rounds_required_exact(x, 1e-5)"),
     "ufunc strided where=": ("x = np.full((1000, 6000), 1.0)[:, ::2]; o = np.empty_like(x)",
                              "ufuncs.rounds_required_exact(x, 1e-5, out=o, where=x > 0)"),
+    # hand-written kernels of the without-replacement RDP bounds (_kernels.pyx): order by order
+    # (wor_gaussian), and the integer-order tables (O(amax^2) terms: wor_table, pv_logd)
+    "rdp wor_gaussian orders": ("from dpbounds import rdp; a = np.linspace(2, 2000, 1_000_000)",
+                                "rdp.subsampled_gaussian_wor(a, 1.0, 0.01, bound='theorem9')"),
+    "rdp wor_table": ("from dpbounds import rdp",
+                      "rdp.subsampled_wor(np.array([6e4]), rdp.Gaussian(1.0), 0.01, bound='theorem9')"),
+    "rdp pv_logd": ("from dpbounds import _kernels; ls = np.log(np.arange(1, 100_001, dtype=float))",
+                    "_kernels.pv_logd(ls)"),
+    # Python-level loops around short compiled calls (signals land between bytecodes); kept
+    # here so that a future single long call inside them is caught
+    "rdp accountant small sigma": ("from dpbounds import rdp; o = np.linspace(1.01, 200, 40_000)",
+                                   "rdp.RDPAccountant(orders=o).compose(rdp.PoissonGaussian(0.02, 0.01), 10).get_epsilon(1e-5)"),
+    "poisson accountant fine lattice": ("", "dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=1e-2, "
+                                            "steps=10000, tolerance=1e-6, max_lattice=2**24).get_epsilon(1e-5)"),
+    "random allocation accountant fine lattice": ("", "dpbounds.RandomAllocationAccountant(noise_multiplier=1.0, "
+                                                      "rounds_per_epoch=1000, epochs=1000, tolerance=1e-5, "
+                                                      "max_lattice=2**24).get_epsilon(1e-5)"),
+    "calibrate_noise": ("", "[dpbounds.calibrate_noise(2.0 + i / 10, 1e-5, dataset_size=60000, batch_size=256, "
+                            "epochs=10) for i in range(40)]"),
+    # one call: windows of up to 2**22 binomial terms (composition.WINDOW_MAX), ~30 s at k = 1e11
+    "composition optimal large k": ("", "dpbounds.composition.optimal(0.001, 0.0, 10**11, 1e-5)"),
 }
 
 
@@ -155,3 +176,24 @@ def test_uninterrupted_results_unchanged() -> None:
     got2 = ufuncs.delta_bound_exact(s, 1e6)
     want2 = np.array([ufuncs.delta_bound_exact(v, 1e6) for v in s[:: 97]])
     assert np.array_equal(got2[:: 97], want2, equal_nan=True)
+
+
+def test_wor_chunks_unchanged() -> None:
+    # the integer-order tables are filled in chunks of orders with looks for Ctrl-C between them:
+    # entry j depends on the base curve up to j (+1 for "improved") only, so a table computed in
+    # one chunk (short) equals the same orders of a long table computed in several
+    from dpbounds import _kernels
+    tab = np.arange(0, 4002, dtype=float) / (2 * 1.3 ** 2)
+    tab[:2] = 0.0
+    g = np.array([0.001, 0.05, 1.0])
+    for b in (0, 1, 2):
+        long_ = _kernels.wor_table(tab, np.inf, g, b)
+        short = _kernels.wor_table(tab[:402], np.inf, g, b)
+        k = 400 if b == 1 else 401
+        assert np.array_equal(long_[:, 2:k], short[:, 2:k])
+    ls = np.log(np.arange(1, 4001, dtype=float))
+    assert np.array_equal(_kernels.pv_logd(ls)[:300], _kernels.pv_logd(ls[:300]), equal_nan=True)
+    # orders one by one against one call over all of them
+    a = np.linspace(2, 3000, 257)
+    got = _kernels.wor_gaussian(a, 0.9, 0.02, 1)
+    assert np.array_equal(got, np.array([_kernels.wor_gaussian(v, 0.9, 0.02, 1) for v in a]))

@@ -150,6 +150,7 @@ cdef extern from "dpb_rdp_wor.h" nogil:
         long n
     double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf, const double *lfact)
     void dpb_rdp_pv_logd(long lmax, const double *logs, const double *lfact, double *logd)
+    void dpb_rdp_pv_logd_range(long lmin, long lmax, const double *logs, const double *lfact, double *logd)
     double dpb_rdp_wor_pv_int(long a, double gamma, const double *eps, double eps_inf, const double *logd, const double *lfact)
     double dpb_rdp_wor_lower_int(long a, double gamma, const double *eps, const double *lfact)
     double dpb_rdp_interp(double a, double eps_floor, double eps_ceil)

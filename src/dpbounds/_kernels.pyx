@@ -16,9 +16,10 @@
 cimport cython
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport NAN, INFINITY, isnan, isinf, floor, lgamma
+from libc.math cimport NAN, INFINITY, isnan, isinf, floor, lgamma, sqrt
 from libc.stdlib cimport malloc, free
-from cpython.exc cimport PyErr_CheckSignals
+from cpython.exc cimport PyErr_CheckSignals, PyErr_Occurred
+from dpbounds._interrupt cimport dpb_watch, dpb_watch_start, dpb_watch_block_end, dpb_watch_stop
 from dpbounds._core cimport *
 
 from dpbounds import _ufuncs
@@ -181,6 +182,43 @@ def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
     return re0_arr + 1j * im0_arr, re1_arr + 1j * im1_arr
 
 # ================================================================ Renyi DP, subsampling without replacement
+# Ctrl-C in the integer-order loops: order j costs O(j) terms, so the orders are cut into chunks
+# of about _WORK_CHUNK terms (~1-10 ms) and dpb_watch_stop (_interrupt.pxd) runs after each; it
+# takes the GIL to look for a signal at most every 20 ms.  The chunks change only when the loop
+# looks, never what an entry evaluates to (each entry is computed on its own).
+cdef enum:
+    _WORK_CHUNK = 1 << 20
+
+
+cdef inline Py_ssize_t _orders_chunk_end(Py_ssize_t j0, Py_ssize_t jmax) noexcept nogil:
+    """End (exclusive) of the chunk of orders j0, j0 + 1, .. <= jmax holding about _WORK_CHUNK terms."""
+    # sum_{j0 <= j < j1} (j + 1) ~ (j1^2 - j0^2) / 2 = _WORK_CHUNK
+    cdef double x = <double>(j0 + 1)
+    cdef Py_ssize_t j1 = <Py_ssize_t>sqrt(x * x + 2.0 * <double>_WORK_CHUNK)
+    if j1 <= j0:
+        j1 = j0 + 1
+    return jmax + 1 if j1 > jmax else j1
+
+
+cdef int _pv_logd_chunked(long lmax, const double *logs, const double *lfact, double *logd,
+                          dpb_watch *watch) noexcept nogil:
+    """dpb_rdp_pv_logd in chunks of orders (O(l) each); 1 if a signal stopped it (exception set)."""
+    cdef Py_ssize_t l0 = 0, l1
+    while l0 <= lmax:
+        l1 = _orders_chunk_end(l0, lmax)
+        dpb_rdp_pv_logd_range(l0, l1 - 1, logs, lfact, logd)
+        l0 = l1
+        if dpb_watch_stop(watch):
+            return 1
+    return 0
+
+
+cdef int _raise_pending() except -1:
+    """Raise the exception a signal handler left set (KeyboardInterrupt) from the calling kernel."""
+    if PyErr_Occurred() != NULL:
+        return -1
+    raise SystemError("a kernel stopped for a signal but no exception is set")
+
 def wor_gaussian(alpha, sigma, gamma, long bound):
     """WOR-subsampled Gaussian RDP, broadcasting over (alpha, sigma, gamma).
 
@@ -197,14 +235,26 @@ def wor_gaussian(alpha, sigma, gamma, long bound):
     cdef double[::1] gv = np.array(g, order="C", copy=True).ravel()
     out = np.empty(av.shape[0], dtype=np.float64)
     cdef double[::1] ov = out
-    cdef Py_ssize_t i, n = av.shape[0]
+    cdef Py_ssize_t i, i0 = 0, i1, n = av.shape[0]
     cdef dpb_rdp_work w
     cdef int b = <int>bound
+    cdef int stop = 0
+    cdef dpb_watch watch
     dpb_rdp_work_init(&w)
     with nogil:
-        for i in range(n):
-            ov[i] = dpb_rdp_wor_gaussian(av[i], sv[i], gv[i], b, &w)
+        # blocks of orders with a look for Ctrl-C between them (_interrupt.pxd): one order of
+        # the improved bound can cost O(alpha^2)
+        dpb_watch_start(&watch)
+        while i0 < n and not stop:
+            i1 = dpb_watch_block_end(&watch, i0, n)
+            for i in range(i0, i1):
+                ov[i] = dpb_rdp_wor_gaussian(av[i], sv[i], gv[i], b, &w)
+            i0 = i1
+            if i0 < n:
+                stop = dpb_watch_stop(&watch)
     dpb_rdp_work_free(&w)
+    if stop:
+        _raise_pending()
     if len(shape) == 0:
         return float(out[0])
     return out.reshape(shape)
@@ -234,21 +284,36 @@ def wor_table(eps_table, double eps_inf, gamma, long bound):
     if lf == NULL or logs == NULL or logd == NULL:
         free(lf); free(logs); free(logd)
         raise MemoryError()
+    cdef Py_ssize_t j0, j1
+    cdef int stop = 0
+    cdef dpb_watch watch
     with nogil:
+        dpb_watch_start(&watch)
         for j in range(m):
             lf[j] = lgamma(<double>j + 1.0)
             logs[j] = 0.0 if j < 2 else (j - 1) * e[j]
         if b == 1:
-            dpb_rdp_pv_logd(m - 1, logs, lf, logd)
-        for i in range(ng):
-            for j in range(2, amax + 1):
-                if b == 0:
-                    ov[i, j] = dpb_rdp_wor_thm9_int(j, gv[i], &e[0], eps_inf, lf)
-                elif b == 1:
-                    ov[i, j] = dpb_rdp_wor_pv_int(j, gv[i], &e[0], eps_inf, logd, lf)
-                else:
-                    ov[i, j] = dpb_rdp_wor_lower_int(j, gv[i], &e[0], lf)
+            stop = _pv_logd_chunked(m - 1, logs, lf, logd, &watch)
+        # order j costs O(j): chunks of orders of about _WORK_CHUNK terms, a look for Ctrl-C
+        # between chunks (amax = 1e6 is ~1e12 terms per gamma)
+        i = 0
+        while i < ng and not stop:
+            j0 = 2
+            while j0 <= amax and not stop:
+                j1 = _orders_chunk_end(j0, amax)
+                for j in range(j0, j1):
+                    if b == 0:
+                        ov[i, j] = dpb_rdp_wor_thm9_int(j, gv[i], &e[0], eps_inf, lf)
+                    elif b == 1:
+                        ov[i, j] = dpb_rdp_wor_pv_int(j, gv[i], &e[0], eps_inf, logd, lf)
+                    else:
+                        ov[i, j] = dpb_rdp_wor_lower_int(j, gv[i], &e[0], lf)
+                j0 = j1
+                stop = dpb_watch_stop(&watch)
+            i += 1
     free(lf); free(logs); free(logd)
+    if stop:
+        _raise_pending()
     return out.reshape(g.shape + (m,))
 
 
@@ -261,11 +326,17 @@ def pv_logd(logs):
     cdef double *lf = <double *>malloc(max(m, 1) * sizeof(double))
     if lf == NULL:
         raise MemoryError()
+    cdef int stop = 0
+    cdef dpb_watch watch
     with nogil:
+        dpb_watch_start(&watch)
         for j in range(m):
             lf[j] = lgamma(<double>j + 1.0)
-        dpb_rdp_pv_logd(m - 1, &ls[0], lf, &ov[0])
+        if m > 0:
+            stop = _pv_logd_chunked(m - 1, &ls[0], lf, &ov[0], &watch)
     free(lf)
+    if stop:
+        _raise_pending()
     return out
 
 

@@ -169,6 +169,12 @@ def advanced(epsilon: Any, delta: Any, k: Any, delta_slack: Any) -> tuple[Any, A
 # geometric series (the ratio P_{j+1}/P_j decreases in j); the window grows until that bound is
 # below 1e-17 of the sum, so each evaluation costs O(sqrt(k)), not O(k).
 
+#: Memory cap of the optimal composition: a window of the k-fold binomial holds at most this many
+#: terms (32 MiB per float64 array, ~0.05 s per numpy pass, so Ctrl-C stays prompt).  The window
+#: needs ~10 sqrt(k p (1 - p)) terms, p = e^eps / (1 + e^eps): k up to ~1e11 for any eps.
+WINDOW_MAX = 1 << 22
+
+
 class _RR:
     """k-fold randomized response with parameter eps: windows of log P_j and log Q_j = log P_{k-j}.
 
@@ -202,6 +208,12 @@ class _RR:
         small = math.log(1e-17)
         while True:
             b = min(b, k)
+            size = min(b + 1, k) + 1 - a
+            if size > WINDOW_MAX:  # before allocating it
+                raise DPBoundsError(
+                    f"k={k} is too large for the optimal composition at epsilon={self.eps!r}: it needs a "
+                    f"window of {size:,} binomial terms, above the cap of {WINDOW_MAX:,} (k up to ~1e11 "
+                    "fits for any epsilon); use advanced composition or the RDP accountant")
             j = np.arange(a, min(b + 1, k) + 1, dtype=np.float64)  # one past b for the tail bound
             lv = self._lpmf(k - j) if of_q else self._lpmf(j)
             n = b - a + 1
@@ -328,7 +340,7 @@ def optimal_delta(epsilon: Any, delta: Any, k: Any, epsilon_total: Any) -> Any:
     delta : array_like
         Per-mechanism delta in [0, 1].
     k : array_like
-        Number of compositions, an integer >= 1.
+        Number of compositions, an integer >= 1 (the memory cap of :func:`optimal` applies).
     epsilon_total : array_like
         eps_g >= 0 (``inf`` gives ``1 - (1 - delta)^k``).
 
@@ -368,7 +380,10 @@ def optimal(epsilon: Any, delta: Any, k: Any, target_delta: Any) -> Any:
     delta : array_like
         Per-mechanism delta in [0, 1].
     k : array_like
-        Number of compositions, an integer >= 1 (600,000 takes ~50 ms).
+        Number of compositions, an integer >= 1 (600,000 takes ~50 ms).  Memory cap: the
+        sum runs over a window of ~10 sqrt(k p (1 - p)) binomial terms, p = e^eps / (1 + e^eps),
+        at most ``WINDOW_MAX`` = 2**22 (k up to ~1e11 for any eps); a larger k raises
+        :class:`~dpbounds.DPBoundsError` naming k before allocating.
     target_delta : array_like
         Total delta in [0, 1].
 

@@ -14,7 +14,7 @@ from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
 from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
-from dpbounds.accountant._params import SIGMA_MIN, check_sigma_rounds
+from dpbounds.accountant._params import SIGMA_MIN, check_sigma_rounds, check_max_lattice
 from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._select import law_for, require_converged
 
@@ -49,7 +49,8 @@ class RandomAllocationAccountant(PrivacyAccountant):
     tolerance : float
         Relative width target of the exact epsilon bracket (default 2e-3).
     max_lattice : int
-        Memory cap of the loss lattice (see :class:`RandomAllocationPLD`).
+        Memory cap of the loss lattice (see :class:`RandomAllocationPLD`); at most 2**26
+        (~3 GiB peak), larger values raise DPBoundsError naming it.
     dataset_size, batch_size : int, optional
         N and B instead of ``rounds_per_epoch``: M = N // B (so the expected batch N / M is at
         least B).
@@ -85,7 +86,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         super().__init__()
         self.method = V.check_choice("method", method, self.METHODS)
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
-        self.max_lattice = int(V.check_count("max_lattice", max_lattice, minimum=1024))
+        self.max_lattice = check_max_lattice(max_lattice)
         self.bound_kind = {"exact": "certified bracket", "closed_form": "upper bound (Theorem 3.1)",
                            "gdp_asymptotic": "asymptotic approximation (not a bound)"}[self.method]
         if dataset_size is not None or batch_size is not None:

@@ -16,7 +16,7 @@ from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
-from dpbounds.accountant._params import check_sigma_rounds
+from dpbounds.accountant._params import check_sigma_rounds, check_max_lattice
 from dpbounds.accountant._select import law_for, require_converged
 
 __all__ = ["RandomAllocationPLD"]
@@ -46,7 +46,9 @@ class RandomAllocationPLD:
         Largest composition window in lattice points (default 2**21, 16 MiB per array; peak
         RSS stays under 200 MB at M = E = 1e4, where the bracket is then ~3 % wide and says so;
         2**22 gives 2.4 % at ~340 MB).  Where ``tolerance`` would need a larger window,
-        the lattice is coarsened instead: the bracket stays certified but is wider.
+        the lattice is coarsened instead: the bracket stays certified but is wider.  At most
+        2**26 (~3 GiB peak): a larger value raises DPBoundsError naming ``max_lattice``
+        before anything is allocated.
 
     Notes
     -----
@@ -64,7 +66,7 @@ class RandomAllocationPLD:
         self.sigma, self.rounds = check_sigma_rounds(sigma, rounds)
         self.epochs = int(V.check_rounds("epochs", epochs, minimum=1))
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
-        self.max_lattice = int(V.check_rounds("max_lattice", max_lattice, minimum=1024))
+        self.max_lattice = check_max_lattice(max_lattice)
         self.lattice_spacing = math.nan  # loss-lattice spacing of the last E > 1 query
         self._last_span: float | None = None  # and its cells' loss span
         self._law: SingleEpochLaw = law_for(self.sigma, self.rounds,

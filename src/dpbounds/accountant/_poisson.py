@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds.accountant._params import check_max_lattice
 from dpbounds._result import PrivacyBracket
 from dpbounds._ufuncs import ndtr as _ndtr  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
@@ -325,7 +326,8 @@ class PoissonPLD:
         (default 2e-3): of the epsilon bracket for :meth:`epsilon`, of the delta bracket
         for :meth:`delta`.
     max_lattice : int, optional
-        Largest composition window in lattice points (default 2**21, 16 MiB per array).
+        Largest composition window in lattice points (default 2**21, 16 MiB per array); at
+        most 2**26 (~3 GiB peak), larger values raise DPBoundsError naming it.
 
     Attributes
     ----------
@@ -436,7 +438,7 @@ class PoissonPLD:
         self.segments = tuple(segs)
         self.steps = sum(t for _, _, t in segs)
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
-        self.max_lattice = int(V.check_rounds("max_lattice", max_lattice, minimum=1024))
+        self.max_lattice = check_max_lattice(max_lattice)
         self.lattice_spacing = math.nan
         self.lattice_needed = 0
         # Gaussian-DP central-limit parameter: first guess of epsilon only

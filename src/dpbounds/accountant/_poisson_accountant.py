@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds.accountant._params import check_max_lattice
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._poisson import PoissonPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
@@ -31,7 +32,8 @@ class PoissonAccountant(PrivacyAccountant):
     tolerance : float
         Relative width target of the epsilon bracket (default 2e-3).
     max_lattice : int
-        Memory cap of the loss lattice.
+        Memory cap of the loss lattice (see :class:`RandomAllocationPLD`); at most 2**26
+        (~3 GiB peak), larger values raise DPBoundsError naming it.
 
     Examples
     --------
@@ -50,7 +52,7 @@ class PoissonAccountant(PrivacyAccountant):
                  tolerance: float = 2e-3, max_lattice: int = 2 ** 21):
         super().__init__()
         self.tolerance = float(V.check_open_unit("tolerance", tolerance))
-        self.max_lattice = int(V.check_count("max_lattice", max_lattice, minimum=1024))
+        self.max_lattice = check_max_lattice(max_lattice)
         start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
         if start is not None:
             self._record(*start)

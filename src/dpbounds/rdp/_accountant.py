@@ -38,6 +38,9 @@ _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 #: difference that matters (a factor exp(1e-9 |log delta|) on delta).
 _SCAN_MARGIN = 1e-9
 
+#: Largest fixed-orders list: each query holds a few float64 arrays of this length per mechanism.
+ORDERS_MAX = 10 ** 6
+
 
 class RDPAccountant(PrivacyAccountant):
     """Analytical moments accountant: symbolic composition, conversion by 1-D optimisation.
@@ -55,7 +58,8 @@ class RDPAccountant(PrivacyAccountant):
         scan, extended while the optimum sits at its edge, then golden-section refinement and
         the neighbouring integers).  ``"default"`` or an array: fixed-orders mode, the minimum
         over exactly those orders (``"default"`` = TF-Privacy/dp-accounting's list), for
-        like-for-like comparison with peers.
+        like-for-like comparison with peers.  At most 1e6 orders (memory cap; more raise
+        DPBoundsError naming ``orders``).
     conversion : {"improved", "classic"}
         RDP -> (eps, delta) conversion (docs/rdp.md).  "improved" (Balle et al. 2020) is never
         worse than "classic" (Mironov 2017).
@@ -72,6 +76,14 @@ class RDPAccountant(PrivacyAccountant):
 
     Notes
     -----
+    Unusable orders are skipped: an order at which the composed curve is NaN (a mechanism
+    cannot evaluate it -- e.g. the Poisson-subsampled Gaussian at a fractional order whose
+    quadrature would need more than 1e6 nodes, cost ~ alpha / sigma^2) takes no part in the
+    minimum.  The result stays a valid bound (every order gives one; skipping orders can only
+    loosen it), and it says so: ``get_epsilon_bracket``/``get_delta_bracket`` name the number of
+    orders skipped in ``method``.  If no order is usable, :class:`~dpbounds.DPBoundsError` is
+    raised (rather than a vacuous ``inf``).
+
     Mechanisms under different neighbouring relations (Poisson: add/remove; without
     replacement: replace-one) must not be mixed in one guarantee; the accountant does not
     police this (docs/rdp.md, neighbouring relations).
@@ -92,6 +104,8 @@ class RDPAccountant(PrivacyAccountant):
             V.check("orders", o, V.Constraint.ORDER_ABOVE_1.holds(o), V.Constraint.ORDER_ABOVE_1.text)
             if o.size == 0:
                 raise DPBoundsError("orders must not be empty")
+            if o.size > ORDERS_MAX:  # each query evaluates every mechanism at every order
+                raise DPBoundsError(f"orders must hold at most {ORDERS_MAX:,} orders (the memory cap), got {o.size:,}")
             self.orders = o
         mo = float(max_order)
         if not (2.0 <= mo <= 1e6):
@@ -136,18 +150,22 @@ class RDPAccountant(PrivacyAccountant):
             self.compose(PoissonGaussian(s, q), n)
 
     def get_epsilon_bracket(self, delta: float) -> PrivacyBracket:
-        """[0, epsilon(delta)]: RDP conversion gives an upper bound only."""
+        """[0, epsilon(delta)]: RDP conversion gives an upper bound only (``method`` names skipped orders)."""
         d = float(V.check_open_unit("delta", delta))
-        v, a = self._minimise(self._objective("eps", d))
+        obj = self._objective("eps", d)
+        v, a = self._minimise(obj)
         return PrivacyBracket(0.0, v, quantity="epsilon", at=d, tolerance=math.inf,
-                              method=f"RDP ({self.conversion} conversion, order {a:.4g}); upper bound only",
+                              method=f"RDP ({self.conversion} conversion, order {a:.4g}{_skipped(obj)}); upper bound only",
                               certified="the RDP bounds of each mechanism and the conversion", warn=False)
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
-        """[0, delta(epsilon)]: RDP conversion gives an upper bound only."""
-        dv, a = self.get_delta(epsilon, return_order=True)  # type: ignore[misc]
+        """[0, delta(epsilon)]: RDP conversion gives an upper bound only (``method`` names skipped orders)."""
+        e = V.check_constraint("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
+        obj = self._objective("delta", float(e))
+        v, a = self._minimise(obj, scan_all=True)
+        dv = math.exp(v) if v > -745 else 0.0
         return PrivacyBracket(0.0, dv, quantity="delta", at=float(epsilon), tolerance=math.inf,
-                              method=f"RDP ({self.conversion} conversion, order {a:.4g}); upper bound only",
+                              method=f"RDP ({self.conversion} conversion, order {a:.4g}{_skipped(obj)}); upper bound only",
                               certified="the RDP bounds of each mechanism and the conversion", warn=False)
 
     # ---------------------------------------------------------------- composition
@@ -192,22 +210,28 @@ class RDPAccountant(PrivacyAccountant):
         return tot
 
     # ---------------------------------------------------------------- conversion
-    def _objective(self, kind: str, target: float) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+    def _objective(self, kind: str, target: float) -> "_Objective":
         if kind == "eps":
             f = _ufuncs.rdp_eps_objective_improved if self.conversion == "improved" else _ufuncs.rdp_eps_objective_classic
         else:
             f = _ufuncs.rdp_logdelta_objective_improved if self.conversion == "improved" else _ufuncs.rdp_logdelta_objective_classic
 
-        def obj(a: NDArray[np.float64]) -> NDArray[np.float64]:
+        def value(a: NDArray[np.float64]) -> NDArray[np.float64]:
             a = np.asarray(a, dtype=np.float64)
-            r = self._rdp(a)
-            v = np.asarray(f(a, r, target), dtype=np.float64)
-            return np.where(np.isnan(v), np.inf, v)
+            return np.asarray(f(a, self._rdp(a), target), dtype=np.float64)
 
-        return obj
+        return _Objective(value)
 
-    def _minimise(self, obj: Callable[[NDArray[np.float64]], NDArray[np.float64]],
-                  scan_all: bool = False) -> tuple[float, float]:
+    def _minimise(self, obj: "_Objective", scan_all: bool = False) -> tuple[float, float]:
+        v_, a_ = self._search(obj, scan_all)
+        if obj.usable == 0:
+            raise DPBoundsError(
+                f"no usable order: the composed RDP curve is NaN at all {obj.skipped} orders tried "
+                "(e.g. fractional orders of the Poisson-subsampled Gaussian beyond its quadrature cap "
+                "of 1e6 nodes, cost ~ alpha / sigma^2); give integer orders (orders=...)")
+        return v_, a_
+
+    def _search(self, obj: "_Objective", scan_all: bool) -> tuple[float, float]:
         if not self._terms:
             return float(obj(np.array([2.0]))[0]), 2.0
         if self.orders is not None:
@@ -293,6 +317,8 @@ class RDPAccountant(PrivacyAccountant):
 
         Minimises the conversion objective over alpha (docs/rdp.md); any order gives a
         valid bound, so an imperfect search can only loosen, never invalidate, the result.
+        Orders where the composed curve is NaN are skipped (see the class Notes;
+        :meth:`get_epsilon_bracket` says how many); none usable raises DPBoundsError.
         """
         d = float(V.check_open_unit("delta", delta))
         v, a = self._minimise(self._objective("eps", d))
@@ -407,6 +433,31 @@ class RDPAccountant(PrivacyAccountant):
     def __repr__(self) -> str:
         parts = ", ".join(f"{m!r} x {c:g}" for m, c in self.mechanisms)
         return f"RDPAccountant(steps={len(self)}, [{parts}], conversion={self.conversion!r})"
+
+
+class _Objective:
+    """The conversion objective of one query; NaN orders (unusable) count as +inf and are tallied.
+
+    The tally belongs to this query only (a fresh object per call), so answers do not depend on
+    earlier calls.
+    """
+
+    def __init__(self, value: Callable[[NDArray[np.float64]], NDArray[np.float64]]) -> None:
+        self._value = value
+        self.skipped = 0  # orders evaluated to NaN
+        self.usable = 0   # orders evaluated to a number (inf included)
+
+    def __call__(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        v = self._value(a)
+        nan = np.isnan(v)
+        k = int(np.count_nonzero(nan))
+        self.skipped += k
+        self.usable += v.size - k
+        return np.where(nan, np.inf, v)
+
+
+def _skipped(obj: _Objective) -> str:
+    return f"; {obj.skipped} unusable (NaN) order evaluations skipped" if obj.skipped else ""
 
 
 def _calib_args(epsilon: float, delta: float, steps: float, rate: float, sampling: str) -> float:
