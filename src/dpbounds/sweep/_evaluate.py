@@ -147,7 +147,8 @@ def _args_at(plan: Plan, lo: int, idx: NDArray[np.intp]) -> dict[str, Any]:
 
 
 def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: bool = False,
-           status: NDArray[np.int8] | None = None) -> NDArray[np.int16] | None:
+           status: NDArray[np.int8] | None = None,
+           finite: NDArray[np.bool_] | None = None) -> NDArray[np.int16] | None:
     """Reason codes of the element-wise points ``lo..hi-1`` whose raw ufunc outputs are ``values``
     (None: all valid).  Updates ``values`` in place: NaN where an axis breaks its constraint.
 
@@ -156,6 +157,7 @@ def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: boo
     without it the non-finite points' arguments are gathered and ``Quantity.status`` is
     called on them.  ``recompute`` (the outer path without ``status``): re-evaluate the
     non-finite points element-wise, so that they carry exactly the element-wise path's value.
+    ``finite``: ``numpy.isfinite`` of the main output, if the caller has it already.
     """
     q = plan.quantity
     codes = _constraint_codes(plan, lo, hi)
@@ -163,8 +165,8 @@ def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: boo
         bad = codes != 0
         for k in q.outputs:
             values[k][bad] = np.nan
-    main = values[q.outputs[0]]
-    nonfinite = ~np.isfinite(main)
+    # (the points just set to NaN are excluded below in any case)
+    nonfinite = ~(np.isfinite(values[q.outputs[0]]) if finite is None else finite)
     if codes is not None:
         nonfinite &= codes == 0
     if not nonfinite.any():
@@ -253,12 +255,14 @@ def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] |
         dest = {k: v[b0 - lo:b1 - lo] for k, v in values.items()}
         st = None if status_buf is None else status_buf[:b1 - b0]
         _evaluate_block(plan, b0, b1, dest, st if with_status else None)
+        finite = None
         if st is not None:
-            all_finite = bool(np.isfinite(dest[main]).all())
+            finite = np.isfinite(dest[main])
+            all_finite = bool(finite.all())
             if not with_status and not all_finite:
-                _evaluate_block(plan, b0, b1, dest, st)
+                _evaluate_block(plan, b0, b1, dest, st)   # the same values, and now the status bits
             with_status = not all_finite
-        c = finish(plan, b0, b1, dest, status=st if with_status else None)
+        c = finish(plan, b0, b1, dest, status=st if with_status else None, finite=finite)
         if c is not None:
             if codes is None:
                 codes = np.zeros(n, dtype=np.int16)
