@@ -171,7 +171,7 @@ def run_engine(engine: str, plan: Plan, start: int, workers: int | None,
                buffers: Buffers = None) -> Iterator[ChunkResult]:
     """The chunk results of chunks ``start, start + 1, ...`` of ``plan``, in order.
 
-    ``buffers``: the local engine writes element-wise outputs straight into the in-memory
+    ``buffers``: the local engine writes element-wise (and separable) outputs straight into the in-memory
     result (the other engines' results arrive from elsewhere and are copied).
     """
     runner: Callable[..., Iterator[ChunkResult]] = _RUNNERS[engine]

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from dpbounds.sweep._grid import Grid, Layout
 from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE, Quantity
 
-__all__ = ["ChunkResult", "Plan", "evaluate_chunk", "finish", "resolve_outer"]
+__all__ = ["ChunkResult", "Plan", "evaluate_chunk", "finish", "put_reasons", "resolve_outer"]
 
 FArr = NDArray[np.float64]
 
@@ -67,9 +67,35 @@ class ChunkResult:
         out = np.empty(self.hi - self.lo, dtype=object)
         out.fill("")
         if self.codes is not None:
-            nz = np.flatnonzero(self.codes)
-            out[nz] = np.asarray(table, dtype=object)[self.codes[nz]]
+            put_reasons(out, self.codes, np.asarray(table, dtype=object))
         return out
+
+
+def put_reasons(dest: NDArray[np.object_], codes: NDArray[np.int16], table: NDArray[np.object_]) -> None:
+    """``dest[i] = table[codes[i]]`` wherever ``codes[i]`` is not 0 (``dest`` keeps its other entries).
+
+    The invalid points of a grid mostly come in runs (a row's values below an edge), and a run
+    is one slice assignment of one string: far cheaper than a gather and scatter per point,
+    which remains for codes that change too often.
+    """
+    n = codes.shape[0]
+    if n == 0:
+        return
+    edges = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    starts = np.concatenate(([0], edges))
+    run_codes = codes[starts]
+    bad = run_codes != 0
+    n_bad_runs = int(np.count_nonzero(bad))
+    if n_bad_runs == 0:
+        return
+    # a Python-level slice assignment per run costs about as much as ~100 gathered points
+    if n_bad_runs * 64 > n:
+        nz = np.flatnonzero(codes)
+        dest[nz] = table[codes[nz]]
+        return
+    ends = np.concatenate((edges, [n]))
+    for a, b, c in zip(starts[bad].tolist(), ends[bad].tolist(), run_codes[bad].tolist()):
+        dest[a:b] = table[c]
 
 
 def resolve_outer(spec: str | Callable[..., Any]) -> Callable[..., Any]:
@@ -120,12 +146,22 @@ def _args_at(plan: Plan, lo: int, idx: NDArray[np.intp]) -> dict[str, Any]:
     return args
 
 
-def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: bool = False) -> NDArray[np.int16] | None:
+#: The reason code of a non-finite point by its status bits (as finish maps them).
+_STATUS_CODES = np.array([NONFINITE] + [STATUS_BASE + bits for bits in range(1, 256)], dtype=np.int16)
+
+
+def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: bool = False,
+           status: NDArray[np.int8] | None = None,
+           finite: NDArray[np.bool_] | None = None) -> NDArray[np.int16] | None:
     """Reason codes of the element-wise points ``lo..hi-1`` whose raw ufunc outputs are ``values``
     (None: all valid).  Updates ``values`` in place: NaN where an axis breaks its constraint.
 
-    ``recompute`` (the outer path): re-evaluate the non-finite points element-wise, so that
-    they carry exactly the element-wise path's value.
+    ``status``: the quantity's status bits of these points, computed in the same pass as
+    ``values`` (a ``fills_status`` kernel; read only where every axis obeys its constraint);
+    without it the non-finite points' arguments are gathered and ``Quantity.status`` is
+    called on them.  ``recompute`` (the outer path without ``status``): re-evaluate the
+    non-finite points element-wise, so that they carry exactly the element-wise path's value.
+    ``finite``: ``numpy.isfinite`` of the main output, if the caller has it already.
     """
     q = plan.quantity
     codes = _constraint_codes(plan, lo, hi)
@@ -133,24 +169,31 @@ def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: boo
         bad = codes != 0
         for k in q.outputs:
             values[k][bad] = np.nan
-    main = values[q.outputs[0]]
-    nonfinite = ~np.isfinite(main)
+    # (the points just set to NaN are excluded below in any case)
+    nonfinite = ~(np.isfinite(values[q.outputs[0]]) if finite is None else finite)
     if codes is not None:
         nonfinite &= codes == 0
-    if nonfinite.any():
-        idx = np.flatnonzero(nonfinite)
-        args = _args_at(plan, lo, idx)
-        if recompute:
-            sub = q.compute(args, plan.options)
-            for k in q.outputs:
-                values[k][idx] = sub[k]
-        if codes is None:
-            codes = np.zeros(hi - lo, dtype=np.int16)
-        if q.status is not None:
-            st = np.asarray(q.status(args, plan.options)).astype(np.int16)
-            codes[idx] = np.where(st != 0, STATUS_BASE + st, NONFINITE)
-        else:
-            codes[idx] = NONFINITE
+    if not nonfinite.any():
+        return codes
+    if status is not None:
+        # whole-block operations (a table look-up, a masked copy): cheaper than gathering the
+        # non-finite points
+        out: NDArray[np.int16] = _STATUS_CODES[status.view(np.uint8)]
+        np.copyto(out, 0 if codes is None else codes, where=~nonfinite)
+        return out
+    idx = np.flatnonzero(nonfinite)
+    if codes is None:
+        codes = np.zeros(hi - lo, dtype=np.int16)
+    args = _args_at(plan, lo, idx)
+    if recompute:
+        sub = q.compute(args, plan.options)
+        for k in q.outputs:
+            values[k][idx] = sub[k]
+    if q.status is not None:
+        st = np.asarray(q.status(args, plan.options)).astype(np.int16)
+        codes[idx] = np.where(st != 0, STATUS_BASE + st, NONFINITE)
+    else:
+        codes[idx] = NONFINITE
     return codes
 
 
@@ -165,23 +208,65 @@ def _result(lo: int, hi: int, values: dict[str, NDArray[Any]], codes: NDArray[np
     return ChunkResult(lo, hi, values, valid, codes=codes)
 
 
-#: Points per block inside an element-wise chunk: the coordinates and temporaries of a block
-#: stay in cache (and in reused heap memory), however large the chunk.
+#: Points per block inside an element-wise chunk: the temporaries of a block (the finiteness
+#: mask, the status bits) stay in cache (and in reused heap memory), however large the chunk.
 BLOCK = 1 << 15
+
+#: Shortest last axis of a Cartesian grid that is evaluated row by row (the other axes
+#: broadcast as columns, so no coordinate array is generated; see :meth:`Grid.pieces`):
+#: numpy calls the kernel's inner loop once per row, which costs more than generating the
+#: coordinates when rows are very short.
+ROW_MIN = 64
+
+
+def _fills_status(f: Any) -> bool:
+    """Whether ``f`` (a quantity's ``compute`` or ``outer``) fills ``status=`` (see
+    :mod:`dpbounds.sweep._quantities`)."""
+    return bool(getattr(f, "fills_status", False))
+
+
+def _evaluate_block(plan: Plan, b0: int, b1: int, dest: Mapping[str, NDArray[Any]],
+                    status: NDArray[np.int8] | None) -> None:
+    """The quantity's outputs (and, given ``status``, its status bits) of the points ``b0..b1-1``."""
+    q = plan.quantity
+    for p in plan.grid.pieces(b0, b1, ROW_MIN):
+        args: dict[str, Any] = dict(plan.grid.fixed)
+        args.update(p.coords)
+        piece = {k: v[p.lo - b0:p.hi - b0].reshape(p.shape) for k, v in dest.items()}
+        if status is None:
+            q.compute(args, plan.options, out=piece)
+        else:
+            q.compute(args, plan.options, out=piece, status=status[p.lo - b0:p.hi - b0].reshape(p.shape))
 
 
 def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None) -> ChunkResult:
     q = plan.quantity
     n = hi - lo
     values = {k: (out[k] if out is not None else np.empty(n)) for k in q.outputs}
+    # A kernel that fills the status bits in the same pass is a little slower than the plain
+    # one (its argument checks, the extra output), and the bits are needed only where a
+    # result is not finite.  So a block is evaluated by the plain kernel while the previous
+    # block was all finite, and again with the status bits if it is not; invalid points come
+    # in regions, so a block is rarely evaluated twice.  Either way the values are the same.
+    # A chunk starts with the status pass: one block of plain kernel time lost per chunk on an
+    # all-valid grid, none on a grid whose every block has invalid points.
+    status_buf = np.empty(min(n, BLOCK), dtype=np.int8) if _fills_status(q.compute) else None
+    with_status = True
+    main = q.outputs[0]
     codes: NDArray[np.int16] | None = None
     for b0 in range(lo, hi, BLOCK):
         b1 = min(hi, b0 + BLOCK)
-        args: dict[str, Any] = dict(plan.grid.fixed)
-        args.update(plan.grid.coords(b0, b1))
         dest = {k: v[b0 - lo:b1 - lo] for k, v in values.items()}
-        q.compute(args, plan.options, out=dest)
-        c = finish(plan, b0, b1, dest)
+        st = None if status_buf is None else status_buf[:b1 - b0]
+        _evaluate_block(plan, b0, b1, dest, st if with_status else None)
+        finite = None
+        if st is not None:
+            finite = np.isfinite(dest[main])
+            all_finite = bool(finite.all())
+            if not with_status and not all_finite:
+                _evaluate_block(plan, b0, b1, dest, st)   # the same values, and now the status bits
+            with_status = not all_finite
+        c = finish(plan, b0, b1, dest, status=st if with_status else None, finite=finite)
         if c is not None:
             if codes is None:
                 codes = np.zeros(n, dtype=np.int16)
@@ -189,19 +274,32 @@ def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] |
     return _result(lo, hi, values, codes, None if out is None else out.get("valid"))
 
 
-def _outer(plan: Plan, lo: int, hi: int) -> ChunkResult:
+def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None) -> ChunkResult:
     q, grid = plan.quantity, plan.grid
     assert plan.outer is not None
     rest = plan.layout.unit
     r0, r1 = lo // rest, hi // rest
     arrays = {n: v for n, v in zip(grid.names, grid.values)}
     arrays[grid.names[0]] = grid.values[0][r0:r1]
-    # the axes the caller left at their defaults are passed by name, as the options are
-    block = np.asarray(plan.outer(*(arrays[n] for n in q.outer_axes), **plan.options, **plan.grid.fixed),
-                       dtype=np.float64)
+    axes = [arrays[n] for n in q.outer_axes]
+    shape = tuple(a.shape[0] for a in axes)
     perm = [q.outer_axes.index(n) for n in grid.names]
-    values = {q.outputs[0]: np.array(np.transpose(block, perm), dtype=np.float64, order="C").reshape(-1)}
-    return _result(lo, hi, values, finish(plan, lo, hi, values, recompute=True))
+    main = q.outputs[0]
+    # the axes the caller left at their defaults are passed by name, as the options are
+    kwargs: dict[str, Any] = {**plan.options, **plan.grid.fixed}
+    fused = _fills_status(plan.outer)
+    if fused:
+        status_block = np.empty(shape, dtype=np.int8)
+        kwargs["status"] = status_block
+        if out is not None and perm == sorted(perm):
+            # the block is already in the grid's order: the kernel writes the result's own slice
+            kwargs["out"] = out[main].reshape(shape)
+    block = np.asarray(plan.outer(*axes, **kwargs), dtype=np.float64)
+    # a copy only where the block is not already in the grid's order
+    values = {main: np.ascontiguousarray(np.transpose(block, perm)).reshape(-1)}
+    status = np.ascontiguousarray(np.transpose(status_block, perm)).reshape(-1) if fused else None
+    codes = finish(plan, lo, hi, values, recompute=not fused, status=status)
+    return _result(lo, hi, values, codes, None if out is None else out.get("valid"))
 
 
 # catch_warnings changes process-wide state: point evaluations in threads (the dask engine
@@ -237,12 +335,13 @@ def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
 def evaluate_chunk(plan: Plan, i: int, out: Mapping[str, NDArray[Any]] | None = None) -> ChunkResult:
     """The outputs of chunk ``i`` of ``plan``.
 
-    ``out`` (element-wise path only): arrays of the chunk's length the outputs and ``valid``
-    are written into (the in-memory result's own slices: no copy).
+    ``out`` (element-wise and outer paths): arrays of the chunk's length the outputs and
+    ``valid`` are written into (the in-memory result's own slices: no copy); the outer path
+    writes its output there when its kernel takes ``out=`` and the block is in the grid's order.
     """
     lo, hi = plan.layout.bounds(i)
     if plan.path == "point":
         return _point(plan, lo, hi)
     if plan.path == "outer":
-        return _outer(plan, lo, hi)
+        return _outer(plan, lo, hi, out)
     return _elementwise(plan, lo, hi, out)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
 
-__all__ = ["Grid", "Layout", "take_range"]
+__all__ = ["Grid", "Layout", "Piece", "take_range"]
 
 FArr = NDArray[np.float64]
 
@@ -67,6 +67,17 @@ class Layout:
     def bounds(self, i: int) -> tuple[int, int]:
         """Point range ``[lo, hi)`` of chunk ``i``."""
         return i * self.step * self.unit, min((i + 1) * self.step, self.units) * self.unit
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Points ``lo..hi-1`` of a grid: ``coords`` (one array per swept axis) broadcast to
+    ``shape`` (whose size is ``hi - lo``) in C order."""
+
+    lo: int
+    hi: int
+    coords: dict[str, FArr]
+    shape: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,43 @@ class Grid:
     def coords(self, lo: int, hi: int) -> dict[str, FArr]:
         """The coordinates of the points ``lo..hi-1``: one array per swept axis."""
         return {n: self.per_point(j, v, lo, hi) for j, (n, v) in enumerate(zip(self.names, self.values))}  # type: ignore[misc]
+
+    def pieces(self, lo: int, hi: int, min_row: int) -> list[Piece]:
+        """The points ``lo..hi-1`` as pieces whose coordinates broadcast instead of repeating.
+
+        In a Cartesian grid whose last axis has at least ``min_row`` values, a range of points
+        is a partial row, whole rows and a partial row of that axis: each piece's coordinates
+        are the last axis' values (or a slice of them) and, for every other axis, one value
+        per row as a column -- no per-point coordinate arrays, and an element-wise function
+        broadcasts them to the piece's shape with the same value at every point.  Otherwise
+        (zipped grids, short rows, where a row-by-row evaluation would be slower) the range
+        is one piece with the coordinates of :meth:`coords`.
+        """
+        if self.zipped or not self.names or self.values[-1].shape[0] < min_row:
+            return [Piece(lo, hi, self.coords(lo, hi), (hi - lo,))]
+        last = self.values[-1]
+        n_last = last.shape[0]
+        # per-row strides of the other axes: each is a multiple of the row length
+        row_strides = [s // n_last for s in self.strides[:-1]]
+        out: list[Piece] = []
+        p = lo
+        while p < hi:
+            r, c = divmod(p, n_last)
+            if c == 0 and hi - p >= n_last:          # whole rows r..r1-1
+                r1 = r + (hi - p) // n_last
+                q = r1 * n_last
+                coords = {n: take_range(v, st, r, r1)[:, None]
+                          for n, v, st in zip(self.names, self.values, row_strides)}
+                coords[self.names[-1]] = last
+                shape: tuple[int, ...] = (r1 - r, n_last)
+            else:                                    # part of row r
+                q = min(hi, (r + 1) * n_last)
+                coords = {n: take_range(v, st, r, r + 1) for n, v, st in zip(self.names, self.values, row_strides)}
+                coords[self.names[-1]] = last[c:c + q - p]
+                shape = (q - p,)
+            out.append(Piece(p, q, coords, shape))  # type: ignore[arg-type]
+            p = q
+        return out
 
     def layout(self, chunk_size: int, rows: bool = False) -> Layout:
         """Chunks of ``chunk_size`` points, or (``rows``) of whole rows of the first axis."""

@@ -17,12 +17,19 @@ how one chunk is computed:
 1-D values of ``outer_axes`` (and the options as keywords) it returns the whole Cartesian
 block, equal to the element-wise ``compute`` on the broadcast grid.  The sweep engine uses it
 automatically when the grid is Cartesian over exactly those axes.
+
+A ``compute`` or ``outer`` with a true ``fills_status`` attribute also takes ``status=``: an
+int8 array (of the outputs' shape) it fills with the quantity's status bits in the same pass,
+equal to what ``status`` returns at every point whose axes obey their constraints.  The engine
+then reads the reasons of the non-finite points from it instead of calling ``status`` on them.
+Such an ``outer`` also takes ``out=``: the C-contiguous float64 block to write (and return).
+Any ``outer`` returns a new array or ``out``: the engine writes into it.
 """
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -163,8 +170,30 @@ _COEF = Option("coefficient", "exact", ("exact", "simplified"),
                "Berry-Esseen coefficient of Theorem 3.1 ('simplified' is the paper's statement)")
 
 
-def _delta_bound(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None) -> dict[str, Any]:
-    return {"delta_bound": _u(f"delta_bound_{o['coefficient']}")(a["sigma"], a["rounds"], out=_out(out, "delta_bound"))}
+class _DeltaBound:
+    """delta_bound; with ``status`` (an int8 array), also its status bits in the same pass.
+
+    With ``status`` it calls the ``_delta_bound_checked_*`` ufunc instead, which differs from
+    ``delta_bound_*`` only where sigma is not finite > 0 or rounds not an integer >= 3 (NaN,
+    status BAD_INPUT there): exactly the points that break the axes' constraints, which the
+    engine overwrites.  Elsewhere the values are the same bits and the status bits are those
+    of :func:`_theorem31_status` (tests/test_sweep_fused.py).
+    """
+
+    #: ``compute(args, options, out, status=...)`` fills ``status`` (see :data:`Quantity.compute`)
+    fills_status: ClassVar[bool] = True
+
+    def __call__(self, a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None,
+                 status: Any = None) -> dict[str, Any]:
+        if status is None:
+            return {"delta_bound": _u(f"delta_bound_{o['coefficient']}")(a["sigma"], a["rounds"],
+                                                                          out=_out(out, "delta_bound"))}
+        v, _ = _u(f"_delta_bound_checked_{o['coefficient']}")(a["sigma"], a["rounds"],
+                                                               out=(_out(out, "delta_bound"), status))
+        return {"delta_bound": v}
+
+
+_delta_bound = _DeltaBound()
 
 
 def _theorem31_status(a: Mapping[str, Any], o: Mapping[str, Any]) -> Any:
@@ -187,13 +216,25 @@ def _outer_axes(*axes: Any) -> tuple[Any, ...]:
     return tuple(np.ascontiguousarray(x, dtype=np.float64) for x in axes)
 
 
-def _delta_bound_outer(sigma: Any, rounds: Any, *, coefficient: str) -> Any:
-    from dpbounds import _kernels
+class _DeltaBoundOuter:
+    """The separable delta_bound, into ``out`` if given; with ``status`` (an int8 array of the
+    block's shape), also its status bits in the same tile pass (the kernel's checked mode: as
+    :class:`_DeltaBound` with ``status``, bit for bit)."""
 
-    s, m = _outer_axes(sigma, rounds)
-    out = np.empty((s.size, m.size))
-    _kernels.outer_delta_bound(s, m, coefficient, False, out)
-    return out
+    #: the outer function fills ``status=`` (see :data:`Quantity.outer`)
+    fills_status: ClassVar[bool] = True
+
+    def __call__(self, sigma: Any, rounds: Any, *, coefficient: str, status: Any = None, out: Any = None) -> Any:
+        from dpbounds import _kernels
+
+        s, m = _outer_axes(sigma, rounds)
+        if out is None:
+            out = np.empty((s.size, m.size))
+        _kernels.outer_delta_bound(s, m, coefficient, status is not None, out, status)
+        return out
+
+
+_delta_bound_outer = _DeltaBoundOuter()
 
 
 def _rounds_required_outer(sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float) -> Any:

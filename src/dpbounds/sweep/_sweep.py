@@ -91,7 +91,7 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
     tally.skipped = plan.layout.bounds(writer.start - 1)[1] if writer.start > 0 else 0
     bar = make_progress(progress, plan.grid.size, f"sweep {plan.quantity.name}", initial=tally.skipped)
     q = plan.quantity
-    buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path == "elementwise" else None
+    buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path != "point" else None
     chunks = run_engine(engine, plan, writer.start, workers, buffers)
     try:
         with deferred_interrupts() as interrupts:

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import ChunkResult, Plan
+from dpbounds.sweep._evaluate import ChunkResult, Plan, put_reasons
 from dpbounds.sweep._manifest import Manifest, identity
 
 __all__ = ["Writer", "MemoryWriter", "ParquetWriter", "CsvWriter", "chunk_columns", "columns", "make_writer"]
@@ -91,8 +91,7 @@ class MemoryWriter(Writer):
         if res.reasons is not None:
             self.reason[lo:hi] = res.reasons
         elif res.codes is not None and self.table is not None:
-            nz = np.flatnonzero(res.codes)
-            self.reason[lo + nz] = self.table[res.codes[nz]]
+            put_reasons(self.reason[lo:hi], res.codes, self.table)
 
     def result(self) -> Any:
         grid, q = self.plan.grid, self.plan.quantity
