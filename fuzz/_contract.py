@@ -53,10 +53,38 @@ def describe(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return f"{name}({', '.join(parts)})"
 
 
+# Open findings, each recorded for issue 14 (a strict xfail in tests/test_fuzz_regressions.py
+# where a unit test can show it; slow calls cannot be, by the no-timed-unit-tests rule): a
+# finding matching one of these is reported once per process on stderr, not raised, so that a
+# run stops on NEW things.  DPBOUNDS_FUZZ_STRICT=1 raises them like any other.
+KNOWN = {
+    # rdp.epsilon at a huge order: log(1/delta)/(alpha-1) is below half an ulp of the RDP value,
+    # the sum rounds down and delta(epsilon) exceeds delta (test_rdp_epsilon_rounds_towards_the_bound)
+    "rdp-epsilon-rounding": re.compile(r"^delta\(epsilon\) = .* in rdp\.epsilon\("),
+    # the asymptotic-mu scan of the exact accountant takes ~1-25 s (the new-user review's 24 s)
+    "gdp-mu-slow": re.compile(r"^slow call: .* -- RandomAllocationAccountant\.gdp_mu\("),
+}
+_KNOWN_SEEN: set[str] = set()
+
+
+def _finding(message: str) -> None:
+    import os
+    import sys
+
+    if os.environ.get("DPBOUNDS_FUZZ_STRICT") != "1":
+        for name, pattern in KNOWN.items():
+            if pattern.search(message):
+                if name not in _KNOWN_SEEN:
+                    _KNOWN_SEEN.add(name)
+                    sys.stderr.write(f"known finding {name} (issue 14), not raised: {message[:300]}\n")
+                return
+    raise Finding(message)
+
+
 def check(ok: Any, what: str, call: str = "") -> None:
     """Raise :class:`Finding` unless ``ok`` (a bool or a boolean array: all must hold)."""
     if not bool(np.all(ok)):
-        raise Finding(f"{what}{' in ' + call if call else ''}")
+        _finding(f"{what}{' in ' + call if call else ''}")
 
 
 # A recorded finding left for the C core (tests/test_fuzz_regressions.py, xfail): some raw
@@ -107,7 +135,7 @@ def attempt(fn: Callable[..., Any], *args: Any, names: Iterable[str] = (), allow
     LAST_WARNINGS = [w.category for w in caught]
     spent = time.process_time() - t0
     if spent > CALL_CPU_LIMIT:
-        raise Finding(f"slow call: {spent:.2f} s CPU (limit {CALL_CPU_LIMIT} s) -- {call}")
+        _finding(f"slow call: {spent:.2f} s CPU (limit {CALL_CPU_LIMIT} s) -- {call}")
     for w in caught:
         if _known_fp_flag(w):
             continue

@@ -46,6 +46,7 @@ _KIND_BY_NAME = {"sigma": "sigma", "rounds": "rounds", "epochs": "count", "steps
 _KIND_BY_CONSTRAINT = {
     Constraint.ANY: "x", Constraint.REAL: "x", Constraint.NONNEGATIVE: "positive",
     Constraint.FINITE_NONNEGATIVE: "positive", Constraint.FINITE_POSITIVE: "positive",
+    Constraint.POSITIVE: "positive",
     Constraint.OPEN_UNIT: "unit", Constraint.CLOSED_UNIT: "unit", Constraint.HALF_OPEN_UNIT: "unit",
     Constraint.ORDER: "order", Constraint.ORDER_ABOVE_1: "order", Constraint.ORDER_TO_1E4: "order",
     Constraint.INTEGER_GE_1: "count", Constraint.INTEGER_GE_2: "count", Constraint.INTEGER_GE_3: "rounds",

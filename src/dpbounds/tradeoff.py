@@ -252,11 +252,8 @@ def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: b
     At moderate M this curve is a worse approximation of the true random-allocation
     curve than plain ``G_mu`` (Monte Carlo in docs/tradeoff.md); prefer :func:`tradeoff_edgeworth`.
     """
-    try:
-        s: NDArray[np.float64] | None = np.asarray(sigma, dtype=np.float64)
-    except (TypeError, ValueError):
-        s = None        # not numeric: call() names the parameter
-    if s is not None and bool(np.any((s > 0) & (s < CLT_SIGMA_MIN))):
+    s = as_float_array("sigma", sigma)   # not numeric (or beyond the double range): named here
+    if bool(np.any((s > 0) & (s < CLT_SIGMA_MIN))):
         raise DPBoundsError(f"sigma must be >= {CLT_SIGMA_MIN} for the CLT trade-off integral "
                             f"(below, its quadrature loses accuracy); got {float(np.min(s))!r}")
     return call("tradeoff_clt_truncated" if truncated else "tradeoff_clt", a=a, sigma=sigma, rounds=rounds)
