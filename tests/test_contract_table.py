@@ -10,6 +10,7 @@ import importlib.util
 import json
 import pathlib
 
+import numpy as np
 import pytest
 
 from dpbounds._ufunc_table import UFUNCS
@@ -27,6 +28,14 @@ def _generator():  # type: ignore[no-untyped-def]
     return mod
 
 
+# The page and the measured maxima are generated where the documentation is built (numpy >= 2):
+# the page quotes numpy's own messages where numpy raises (they are worded differently in 1.x),
+# and the last digits of a measured error move with numpy's build.  On numpy 1.x the claims are
+# still checked against the committed measurements (test_claim_is_measured_and_holds).
+DOCS_NUMPY = int(np.__version__.split(".")[0]) >= 2
+
+
+@pytest.mark.skipif(not DOCS_NUMPY, reason="docs/contract.md is generated with numpy >= 2 (numpy's messages differ in 1.x)")
 def test_contract_page_is_current() -> None:
     expected = _generator().render()
     assert (ROOT / "docs" / "contract.md").read_text() == expected, \
