@@ -28,25 +28,13 @@ from dpbounds import RandomAllocationAccountant
 from dpbounds.cli import build_parser, main
 from dpbounds.cli._numbers import real, whole
 from dpbounds.cli._output import jsonable
+from cli_harness import child_env, run
 
 CLI_SOURCES = pathlib.Path(dpbounds.__file__).resolve().parent / "cli"
 
 
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse's own exits (--version, --help, refused values)
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def child_env() -> dict[str, str]:
-    # the child must import the same dpbounds as this test process (in-place build or wheel)
-    root = str(pathlib.Path(dpbounds.__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return env
 
 
 def cli_command(*argv: str) -> list[str]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import pathlib
 import signal
 import subprocess
 import sys
@@ -16,22 +14,11 @@ import pytest
 
 import dpbounds
 from dpbounds.cli import main
+from cli_harness import child_env, run
 
 
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def child_env() -> dict[str, str]:
-    root = str(pathlib.Path(dpbounds.__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return env
 
 
 def rows(text):

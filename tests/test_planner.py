@@ -29,7 +29,7 @@ from dpbounds import (
     rounds_required,
     theorem31,
 )
-from dpbounds.cli import main
+from cli_harness import run
 from dpbounds.cli._plan import parse_sigma
 
 
@@ -247,13 +247,6 @@ def test_docstring_examples():
 
 
 # ---------------------------------------------------------------- the command line
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cli_table_recovers_the_papers_point(capsys):
