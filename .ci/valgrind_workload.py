@@ -97,6 +97,42 @@ def theorem31() -> None:
     dpbounds.delta_bound_terms(1.0, 1000)
 
 
+def outer() -> None:
+    # the separable Cartesian-grid kernels: several tile sizes (tails of the blocked loops), both
+    # coefficients, with and without the status array; the public functions refuse invalid axes,
+    # so the kernels are also called directly with NaN / inf / out-of-domain axis values (the
+    # sweep engine hands them such grids and reads the status)
+    O = dpbounds.outer
+    for n in (1, 3, 65):
+        s = np.linspace(0.3, 4.0, n)
+        m = np.round(np.geomspace(3.0, 1e12, n + 2))
+        d = np.geomspace(1e-10, 0.5, n + 1)
+        for coef in ("exact", "simplified"):
+            O.delta_bound_outer(s, m, coef).sum()
+            v, st = O.delta_bound_outer(s, m, coef, return_status=True)
+            v.sum(), st.sum()
+            O.rounds_required_outer(s, d, coef).sum()
+            O.rounds_required_outer(s, d, coef, validity_at="target").sum()
+        O.min_dataset_size_outer(s, m).sum()
+    sig = np.array([0.05, 0.5, 1.0, 4.0, np.nan, -1.0, np.inf, 0.0])
+    rounds = np.array([2.0, 10.0, 1e3, 1e12, 1.5, np.nan, np.inf, 0.0, -3.0])
+    deltas = np.array([1e-10, 0.01, 0.5, np.nan, 0.0, 2.0, -1.0])
+    for coef in ("exact", "simplified"):
+        out = np.empty((sig.size, rounds.size))
+        _kernels.outer_delta_bound(sig, rounds, coef, False, out)
+        out.sum()
+        status = np.empty(out.shape, dtype=np.int8)
+        _kernels.outer_delta_bound(sig, rounds, coef, True, out, status)
+        out.sum(), status.sum()
+        for at_target in (False, True):
+            out = np.empty((sig.size, deltas.size))
+            _kernels.outer_rounds_required(sig, deltas, coef, at_target, out)
+            out.sum()
+    out = np.empty((sig.size, rounds.size))
+    _kernels.outer_min_dataset_size(sig, rounds, 1.0, 0.1, out)
+    out.sum()
+
+
 def accountants() -> None:
     from dpbounds import accountant
 
@@ -164,7 +200,7 @@ def main() -> None:
     _count_kernel_calls()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NaN/inf inputs warn by design; the run checks memory, not values
-        for part in (ufuncs, theorem31, accountants, tradeoff, rdp, calibration):
+        for part in (ufuncs, theorem31, outer, accountants, tradeoff, rdp, calibration):
             part()
             print(f"valgrind workload: {part.__name__} done", flush=True)
     missing = sorted(name for name, n in CALLS.items() if n == 0 and not name.startswith(("ufunc ", "law ")))
