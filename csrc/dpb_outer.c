@@ -197,7 +197,8 @@ void dpb_outer_dataset_columns(const double *rounds, ptrdiff_t n, double *masked
     ptrdiff_t j;
     for (j = 0; j < n; j++) {
         double m = rounds[j];
-        masked[j] = isgreaterequal(m, 1.0) && !isinf(m) ? m : DPB_NAN;
+        /* the declared domain of min_dataset_size's rounds (an integer >= 1), as its ufunc */
+        masked[j] = isgreaterequal(m, 1.0) && !isinf(m) && m == floor(m) ? m : DPB_NAN;
     }
 }
 

@@ -73,8 +73,9 @@ void dpb_outer_rounds_required(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,
                                const double *delta, ptrdiff_t c0, ptrdiff_t c1,
                                int coefficient, int validity_at_target, double *out, ptrdiff_t ld);
 
-/* dpb_outer_dataset_columns -- masked[j] = rounds[j] where dpb_min_dataset_size accepts it
- * (M >= 1 and finite), NaN elsewhere: the column table of dpb_outer_min_dataset_size. */
+/* dpb_outer_dataset_columns -- masked[j] = rounds[j] where it is in the declared domain of the
+ * min_dataset_size ufunc (an integer M >= 1), NaN elsewhere: the column table of
+ * dpb_outer_min_dataset_size. */
 void dpb_outer_dataset_columns(const double *rounds, ptrdiff_t n, double *masked);
 
 /* dpb_outer_min_dataset_size -- out[i, j] = dpb_min_dataset_size(sigma[i], rounds[j],

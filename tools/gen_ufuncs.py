@@ -47,6 +47,61 @@ _T31_MODES = {
 
 _NPY_TYPES = {"double": "cnp.NPY_DOUBLE", "int": "cnp.NPY_INT", "signed char": "cnp.NPY_BYTE"}
 
+# The C test of each constraint of dpbounds._validation.Constraint, on the double {x}: the
+# generated loops evaluate the C function only where every argument obeys its declared
+# constraint, and write NaN (and the BAD_INPUT status bit) elsewhere -- the one declaration
+# of the domain, so a kernel that would extend a formula beyond it (a product at rounds = 1.5,
+# a limit at sigma = inf) cannot return a valid-looking number there.  The comparisons are
+# C99's quiet isgreater & co.: a NaN argument fails them without raising the invalid flag
+# (numpy would turn that flag into a RuntimeWarning).  NaN fails every test but ANY's.
+# x is an integer, for finite x >= 1: every double from 2**52 on is one, and below it the
+# truncating conversion is exact and cheap (floor() is a call where the compiler may not assume
+# SSE4.1); the conversion is reached only below 2**52, so it never overflows.
+_IS_INTEGER = "({x} >= 4503599627370496.0 or {x} == <double><long long>{x})"
+
+_C_TESTS = {
+    "ANY": None,
+    "REAL": "not isnan({x})",
+    "NONNEGATIVE": "isgreaterequal({x}, 0.0)",
+    "FINITE_NONNEGATIVE": "isgreaterequal({x}, 0.0) and isless({x}, INFINITY)",
+    "FINITE_POSITIVE": "isgreater({x}, 0.0) and isless({x}, INFINITY)",
+    "POSITIVE": "isgreater({x}, 0.0)",
+    "OPEN_UNIT": "isgreater({x}, 0.0) and isless({x}, 1.0)",
+    "CLOSED_UNIT": "isgreaterequal({x}, 0.0) and islessequal({x}, 1.0)",
+    "HALF_OPEN_UNIT": "isgreater({x}, 0.0) and islessequal({x}, 1.0)",
+    "ORDER": "isgreaterequal({x}, 1.0)",
+    "ORDER_ABOVE_1": "isgreater({x}, 1.0)",
+    "ORDER_TO_1E4": "(isgreaterequal({x}, 1.0) and islessequal({x}, 1e4)) or {x} == INFINITY",
+    "INTEGER_GE_1": "isgreaterequal({x}, 1.0) and isless({x}, INFINITY) and " + _IS_INTEGER,
+    "INTEGER_GE_2": "isgreaterequal({x}, 2.0) and isless({x}, INFINITY) and " + _IS_INTEGER,
+    "INTEGER_GE_3": "isgreaterequal({x}, 3.0) and isless({x}, INFINITY) and " + _IS_INTEGER,
+}
+
+# The paired Theorem 3.1 loop is C (dpb_t31_eval_n), not generated: the domain it enforces per
+# mode, which the declarations of its ufuncs must state exactly (render_pyx refuses otherwise).
+_T31_DOMAIN = {
+    "dpb_delta_min": ("FINITE_POSITIVE", "ANY"),
+    "dpb_delta_bound": ("FINITE_POSITIVE", "ANY"),
+    "dpb_delta_bound_checked": ("FINITE_POSITIVE", "INTEGER_GE_3"),
+}
+
+
+def domain_test(u: Any) -> str | None:
+    """The C condition under which ufunc ``u``'s arguments are in their declared domain (None: always)."""
+    parts = []
+    for k, a in enumerate(u.args):
+        if a.c_type != "double":
+            raise ValueError(f"{u.name}.{a.name}: only double arguments are generated")
+        if a.constraint.name not in _C_TESTS:
+            raise ValueError(f"constraint {a.constraint.name} has no C test in tools/gen_ufuncs.py")
+        test = _C_TESTS[a.constraint.name]
+        if test is None:
+            continue
+        if a.nan_means:
+            raise ValueError(f"{u.name}.{a.name}: NaN has a meaning, so its constraint must admit NaN (ANY)")
+        parts.append(f"({test.format(x=f'x{k}')})")
+    return " and ".join(parts) if parts else None
+
 
 def load_tables() -> tuple[Any, Any]:
     """Import ``_ufunc_table`` and ``_errors`` from the source tree, not from an install."""
@@ -75,7 +130,9 @@ def _accuracy_text(acc: Any) -> str:
 def docstring(u: Any) -> str:
     """The ufunc's docstring: summary, arguments with their domains, accuracy, pointers."""
     lines = [u.doc, ""]
-    lines.append("Arguments (raw ufunc: a value outside its domain gives NaN, never an error):")
+    gives = " and ".join(([] if "double" not in u.outputs else ["NaN"])
+                         + (["the BAD_INPUT status bit"] if "BAD_INPUT" in u.status_bits else []))
+    lines.append(f"Arguments (raw ufunc: a value outside its domain gives {gives}, never an error):")
     for a in u.args:
         lines.append(f"    {a.name}: {a.constraint.text}" + (f" (NaN: {a.nan_means})" if a.nan_means else ""))
     if u.nout > 1:
@@ -102,32 +159,46 @@ def _render_loop(u: Any) -> list[str]:
     """The inner loop of one (non-paired) ufunc: blocks of elements, a look for Ctrl-C between them.
 
     numpy's legacy loop signature; the C function is called element by element exactly as a
-    ``@cython.ufunc`` loop would (so results are bit-identical to it), and between blocks
-    ``dpb_watch_stop`` (dpbounds/_interrupt.pxd) may stop the loop with an exception set.
+    ``@cython.ufunc`` loop would (so results are bit-identical to it) where the arguments obey
+    their declared constraints (:func:`domain_test`), NaN and the BAD_INPUT status bit are
+    written elsewhere, and between blocks ``dpb_watch_stop`` (dpbounds/_interrupt.pxd) may stop
+    the loop with an exception set.
     """
     nin, nout = u.nin, u.nout
     nargs = nin + nout
+    test = domain_test(u)
     head = [f"cdef void _loop_{u.name}(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, "
             "void *data) noexcept nogil:",
             "    cdef cnp.npy_intp i = 0, end, n = dims[0]",
             *[f"    cdef char *p{k} = args[{k}]" for k in range(nargs)],
             *[f"    cdef cnp.npy_intp s{k} = steps[{k}]" for k in range(nargs)],
+            f"    cdef double {', '.join(f'x{k}' for k in range(nin))}",
             "    cdef dpb_watch w"]
     if nout > 1:
         head.append(f"    cdef {u.outputs[0]} r[{nout}]")
-    ins = [f"(<{a.c_type} *>p{k})[0]" for k, a in enumerate(u.args)]
+    ins = [f"x{k}" for k in range(nin)]
     call = f"{u.c_function}({', '.join(ins + list(u.fixed))}" + (", r)" if nout > 1 else ")")
     if nout == 1:
-        body = [f"            (<{_C_PTR[u.outputs[0]]} *>p{nin})[0] = {call}"]
+        body = [f"(<{_C_PTR[u.outputs[0]]} *>p{nin})[0] = {call}"]
     else:
-        body = [f"            {call}"] + [f"            (<{_C_PTR[t]} *>p{nin + j})[0] = r[{j}]"
-                                           for j, t in enumerate(u.outputs)]
+        body = [call] + [f"(<{_C_PTR[t]} *>p{nin + j})[0] = r[{j}]" for j, t in enumerate(u.outputs)]
+    loads = [f"            x{k} = (<double *>p{k})[0]" for k in range(nin)]
+    if test is None:
+        inner = ["            " + b for b in body]
+    else:
+        bad = [f"(<{_C_PTR[t]} *>p{nin + j})[0] = "
+               + ("NAN" if t == "double" else "DPB_STATUS_BAD_INPUT") for j, t in enumerate(u.outputs)]
+        inner = [f"            if {test}:",
+                 *["                " + b for b in body],
+                 "            else:",
+                 *["                " + b for b in bad]]
     return head + [
         "    dpb_watch_start(&w)",
         "    while i < n:",
         "        end = dpb_watch_block_end(&w, i, n)",
         "        while i < end:",
-        *body,
+        *loads,
+        *inner,
         *[f"            p{k} += s{k}" for k in range(nargs)],
         "            i += 1",
         "        if i < n and dpb_watch_stop(&w):",
@@ -155,6 +226,16 @@ def render_pyx(table: Any) -> str:
            "from dpbounds._core cimport *",
            "from dpbounds._interrupt cimport dpb_watch, dpb_watch_start, dpb_watch_block_end, dpb_watch_stop",
            "",
+           "# C99's quiet comparisons (no invalid flag for NaN) for the domain tests of the loops",
+           'cdef extern from "math.h" nogil:',
+           "    bint isgreater(double, double)",
+           "    bint isgreaterequal(double, double)",
+           "    bint isless(double, double)",
+           "    bint islessequal(double, double)",
+           "    bint isnan(double)",
+           "    const double INFINITY",
+           "    const double NAN",
+           "",
            'cdef extern from "dpb_status.h" nogil:',
            "    enum:",
            "        DPB_STATUS_OK",
@@ -175,6 +256,11 @@ def render_pyx(table: Any) -> str:
     out.append(")")
     out.append("")
     t31 = [u for u in table.UFUNCS if u.loop == "t31"]
+    for u in t31:
+        declared = tuple(a.constraint.name for a in u.args)
+        if declared != _T31_DOMAIN[u.c_function]:
+            raise ValueError(f"{u.name}: the paired loop {u.c_function} enforces {_T31_DOMAIN[u.c_function]}, "
+                             f"the table declares {declared}")
     group = None
     for u in table.UFUNCS:
         if u.group != group:

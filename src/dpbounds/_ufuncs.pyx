@@ -15,6 +15,16 @@ cimport numpy as cnp
 from dpbounds._core cimport *
 from dpbounds._interrupt cimport dpb_watch, dpb_watch_start, dpb_watch_block_end, dpb_watch_stop
 
+# C99's quiet comparisons (no invalid flag for NaN) for the domain tests of the loops
+cdef extern from "math.h" nogil:
+    bint isgreater(double, double)
+    bint isgreaterequal(double, double)
+    bint isless(double, double)
+    bint islessequal(double, double)
+    bint isnan(double)
+    const double INFINITY
+    const double NAN
+
 cdef extern from "dpb_status.h" nogil:
     enum:
         DPB_STATUS_OK
@@ -53,12 +63,14 @@ cdef void _loop_ndtr(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void 
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_ndtr((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            (<double *>p1)[0] = dpb_ndtr(x0)
             p0 += s0
             p1 += s1
             i += 1
@@ -71,12 +83,14 @@ cdef void _loop_log_ndtr(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, v
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_log_ndtr((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            (<double *>p1)[0] = dpb_log_ndtr(x0)
             p0 += s0
             p1 += s1
             i += 1
@@ -89,12 +103,17 @@ cdef void _loop_ndtri(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_ndtri((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)):
+                (<double *>p1)[0] = dpb_ndtri(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -107,12 +126,17 @@ cdef void _loop_ndtri_complement(char **args, cnp.npy_intp *dims, cnp.npy_intp *
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_ndtri_complement((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)):
+                (<double *>p1)[0] = dpb_ndtri_complement(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -125,12 +149,14 @@ cdef void _loop_normal_pdf(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_normal_pdf((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            (<double *>p1)[0] = dpb_normal_pdf(x0)
             p0 += s0
             p1 += s1
             i += 1
@@ -143,12 +169,14 @@ cdef void _loop_normal_mills(char **args, cnp.npy_intp *dims, cnp.npy_intp *step
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_normal_mills((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            (<double *>p1)[0] = dpb_normal_mills(x0)
             p0 += s0
             p1 += s1
             i += 1
@@ -163,12 +191,17 @@ cdef void _loop_lognormal_variance(char **args, cnp.npy_intp *dims, cnp.npy_intp
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_lognormal_variance((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreater(x0, 0.0)):
+                (<double *>p1)[0] = dpb_lognormal_variance(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -181,12 +214,17 @@ cdef void _loop_lognormal_mu3(char **args, cnp.npy_intp *dims, cnp.npy_intp *ste
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_lognormal_mu3((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreater(x0, 0.0)):
+                (<double *>p1)[0] = dpb_lognormal_mu3(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -199,12 +237,17 @@ cdef void _loop_lognormal_mu4(char **args, cnp.npy_intp *dims, cnp.npy_intp *ste
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_lognormal_mu4((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreater(x0, 0.0)):
+                (<double *>p1)[0] = dpb_lognormal_mu4(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -217,12 +260,17 @@ cdef void _loop_lognormal_rho3(char **args, cnp.npy_intp *dims, cnp.npy_intp *st
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_lognormal_rho3((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreater(x0, 0.0)):
+                (<double *>p1)[0] = dpb_lognormal_rho3(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -235,12 +283,17 @@ cdef void _loop_coef_simplified(char **args, cnp.npy_intp *dims, cnp.npy_intp *s
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_coef_simplified((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreater(x0, 0.0)):
+                (<double *>p1)[0] = dpb_coef_simplified(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -253,12 +306,17 @@ cdef void _loop_coef_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
     cdef char *p1 = args[1]
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p1)[0] = dpb_coef_exact((<double *>p0)[0])
+            x0 = (<double *>p0)[0]
+            if (isgreater(x0, 0.0)):
+                (<double *>p1)[0] = dpb_coef_exact(x0)
+            else:
+                (<double *>p1)[0] = NAN
             p0 += s0
             p1 += s1
             i += 1
@@ -285,19 +343,30 @@ cdef void _loop_delta_terms_simplified(char **args, cnp.npy_intp *dims, cnp.npy_
     cdef cnp.npy_intp s5 = steps[5]
     cdef cnp.npy_intp s6 = steps[6]
     cdef cnp.npy_intp s7 = steps[7]
+    cdef double x0, x1
     cdef dpb_watch w
     cdef double r[6]
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            dpb_delta_terms((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED, r)
-            (<double *>p2)[0] = r[0]
-            (<double *>p3)[0] = r[1]
-            (<double *>p4)[0] = r[2]
-            (<double *>p5)[0] = r[3]
-            (<double *>p6)[0] = r[4]
-            (<double *>p7)[0] = r[5]
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)):
+                dpb_delta_terms(x0, x1, DPB_COEF_SIMPLIFIED, r)
+                (<double *>p2)[0] = r[0]
+                (<double *>p3)[0] = r[1]
+                (<double *>p4)[0] = r[2]
+                (<double *>p5)[0] = r[3]
+                (<double *>p6)[0] = r[4]
+                (<double *>p7)[0] = r[5]
+            else:
+                (<double *>p2)[0] = NAN
+                (<double *>p3)[0] = NAN
+                (<double *>p4)[0] = NAN
+                (<double *>p5)[0] = NAN
+                (<double *>p6)[0] = NAN
+                (<double *>p7)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -328,19 +397,30 @@ cdef void _loop_delta_terms_exact(char **args, cnp.npy_intp *dims, cnp.npy_intp 
     cdef cnp.npy_intp s5 = steps[5]
     cdef cnp.npy_intp s6 = steps[6]
     cdef cnp.npy_intp s7 = steps[7]
+    cdef double x0, x1
     cdef dpb_watch w
     cdef double r[6]
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            dpb_delta_terms((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT, r)
-            (<double *>p2)[0] = r[0]
-            (<double *>p3)[0] = r[1]
-            (<double *>p4)[0] = r[2]
-            (<double *>p5)[0] = r[3]
-            (<double *>p6)[0] = r[4]
-            (<double *>p7)[0] = r[5]
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)):
+                dpb_delta_terms(x0, x1, DPB_COEF_EXACT, r)
+                (<double *>p2)[0] = r[0]
+                (<double *>p3)[0] = r[1]
+                (<double *>p4)[0] = r[2]
+                (<double *>p5)[0] = r[3]
+                (<double *>p6)[0] = r[4]
+                (<double *>p7)[0] = r[5]
+            else:
+                (<double *>p2)[0] = NAN
+                (<double *>p3)[0] = NAN
+                (<double *>p4)[0] = NAN
+                (<double *>p5)[0] = NAN
+                (<double *>p6)[0] = NAN
+                (<double *>p7)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -363,12 +443,16 @@ cdef void _loop_theorem31_status_simplified(char **args, cnp.npy_intp *dims, cnp
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<int *>p3)[0] = dpb_theorem31_status((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_SIMPLIFIED)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            (<int *>p3)[0] = dpb_theorem31_status(x0, x1, x2, DPB_COEF_SIMPLIFIED)
             p0 += s0
             p1 += s1
             p2 += s2
@@ -387,12 +471,16 @@ cdef void _loop_theorem31_status_exact(char **args, cnp.npy_intp *dims, cnp.npy_
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<int *>p3)[0] = dpb_theorem31_status((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_EXACT)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            (<int *>p3)[0] = dpb_theorem31_status(x0, x1, x2, DPB_COEF_EXACT)
             p0 += s0
             p1 += s1
             p2 += s2
@@ -411,12 +499,18 @@ cdef void _loop_rounds_closed_form_simplified(char **args, cnp.npy_intp *dims, c
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rounds_closed_form((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rounds_closed_form(x0, x1, DPB_COEF_SIMPLIFIED)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -432,12 +526,18 @@ cdef void _loop_rounds_closed_form_exact(char **args, cnp.npy_intp *dims, cnp.np
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rounds_closed_form((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rounds_closed_form(x0, x1, DPB_COEF_EXACT)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -453,12 +553,18 @@ cdef void _loop_rounds_required_simplified(char **args, cnp.npy_intp *dims, cnp.
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED, 0)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rounds_required(x0, x1, DPB_COEF_SIMPLIFIED, 0)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -474,12 +580,18 @@ cdef void _loop_rounds_required_simplified_at_target(char **args, cnp.npy_intp *
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_SIMPLIFIED, 1)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rounds_required(x0, x1, DPB_COEF_SIMPLIFIED, 1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -495,12 +607,18 @@ cdef void _loop_rounds_required_exact(char **args, cnp.npy_intp *dims, cnp.npy_i
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT, 0)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rounds_required(x0, x1, DPB_COEF_EXACT, 0)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -516,12 +634,18 @@ cdef void _loop_rounds_required_exact_at_target(char **args, cnp.npy_intp *dims,
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rounds_required((<double *>p0)[0], (<double *>p1)[0], DPB_COEF_EXACT, 1)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rounds_required(x0, x1, DPB_COEF_EXACT, 1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -541,12 +665,20 @@ cdef void _loop_min_dataset_size(char **args, cnp.npy_intp *dims, cnp.npy_intp *
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
     cdef cnp.npy_intp s4 = steps[4]
+    cdef double x0, x1, x2, x3
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p4)[0] = dpb_min_dataset_size((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], (<double *>p3)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            x3 = (<double *>p3)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreaterequal(x1, 1.0) and isless(x1, INFINITY) and (x1 >= 4503599627370496.0 or x1 == <double><long long>x1)) and (isgreater(x2, 0.0) and isless(x2, INFINITY)) and (isgreater(x3, 0.0) and isless(x3, INFINITY)):
+                (<double *>p4)[0] = dpb_min_dataset_size(x0, x1, x2, x3)
+            else:
+                (<double *>p4)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -564,12 +696,18 @@ cdef void _loop_compose_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *ste
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_compose_delta((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 1.0) and isless(x1, INFINITY) and (x1 >= 4503599627370496.0 or x1 == <double><long long>x1)):
+                (<double *>p2)[0] = dpb_compose_delta(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -585,12 +723,18 @@ cdef void _loop_per_epoch_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *s
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_per_epoch_delta((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 1.0) and isless(x1, INFINITY) and (x1 >= 4503599627370496.0 or x1 == <double><long long>x1)):
+                (<double *>p2)[0] = dpb_per_epoch_delta(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -608,12 +752,18 @@ cdef void _loop_gaussian_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_intp 
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_gaussian_tradeoff((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)):
+                (<double *>p2)[0] = dpb_gaussian_tradeoff(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -629,12 +779,18 @@ cdef void _loop_f0delta_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_intp *
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_f0delta_tradeoff((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 0.0) and islessequal(x1, 1.0)):
+                (<double *>p2)[0] = dpb_f0delta_tradeoff(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -652,12 +808,19 @@ cdef void _loop_gaussian_f0delta_tradeoff(char **args, cnp.npy_intp *dims, cnp.n
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_gaussian_f0delta_tradeoff((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0) and islessequal(x2, 1.0)):
+                (<double *>p3)[0] = dpb_gaussian_f0delta_tradeoff(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -676,12 +839,19 @@ cdef void _loop_multi_epoch_tradeoff(char **args, cnp.npy_intp *dims, cnp.npy_in
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_multi_epoch_tradeoff((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 0.0) and islessequal(x1, 1.0)) and (isgreaterequal(x2, 0.0) and isless(x2, INFINITY)):
+                (<double *>p3)[0] = dpb_multi_epoch_tradeoff(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -698,12 +868,18 @@ cdef void _loop_gaussian_max_gap(char **args, cnp.npy_intp *dims, cnp.npy_intp *
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_gaussian_max_gap((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 0.0)) and (isgreaterequal(x1, 0.0) and islessequal(x1, 1.0)):
+                (<double *>p2)[0] = dpb_gaussian_max_gap(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -721,12 +897,19 @@ cdef void _loop_tradeoff_clt(char **args, cnp.npy_intp *dims, cnp.npy_intp *step
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_tradeoff_clt((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], 0)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 2.0) and isless(x2, INFINITY) and (x2 >= 4503599627370496.0 or x2 == <double><long long>x2)):
+                (<double *>p3)[0] = dpb_tradeoff_clt(x0, x1, x2, 0)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -745,12 +928,19 @@ cdef void _loop_tradeoff_clt_truncated(char **args, cnp.npy_intp *dims, cnp.npy_
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_tradeoff_clt((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], 1)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 2.0) and isless(x2, INFINITY) and (x2 >= 4503599627370496.0 or x2 == <double><long long>x2)):
+                (<double *>p3)[0] = dpb_tradeoff_clt(x0, x1, x2, 1)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -769,12 +959,19 @@ cdef void _loop_tradeoff_clt_slope(char **args, cnp.npy_intp *dims, cnp.npy_intp
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_tradeoff_clt_slope((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 2.0) and isless(x2, INFINITY) and (x2 >= 4503599627370496.0 or x2 == <double><long long>x2)):
+                (<double *>p3)[0] = dpb_tradeoff_clt_slope(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -793,12 +990,19 @@ cdef void _loop_tradeoff_edgeworth(char **args, cnp.npy_intp *dims, cnp.npy_intp
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_tradeoff_edgeworth((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 3.0) and isless(x2, INFINITY) and (x2 >= 4503599627370496.0 or x2 == <double><long long>x2)):
+                (<double *>p3)[0] = dpb_tradeoff_edgeworth(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -817,12 +1021,16 @@ cdef void _loop_edgeworth_status(char **args, cnp.npy_intp *dims, cnp.npy_intp *
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<int *>p3)[0] = dpb_edgeworth_status((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            (<int *>p3)[0] = dpb_edgeworth_status(x0, x1, x2)
             p0 += s0
             p1 += s1
             p2 += s2
@@ -841,12 +1049,19 @@ cdef void _loop_edgeworth_p(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_edgeworth_p((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreater(x2, 0.0) and isless(x2, INFINITY)):
+                (<double *>p3)[0] = dpb_edgeworth_p(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -865,12 +1080,19 @@ cdef void _loop_tradeoff_lower_bound_simplified(char **args, cnp.npy_intp *dims,
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_tradeoff_lower_bound((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_SIMPLIFIED)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 2.0) and isless(x2, INFINITY) and (x2 >= 4503599627370496.0 or x2 == <double><long long>x2)):
+                (<double *>p3)[0] = dpb_tradeoff_lower_bound(x0, x1, x2, DPB_COEF_SIMPLIFIED)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -889,12 +1111,19 @@ cdef void _loop_tradeoff_lower_bound_exact(char **args, cnp.npy_intp *dims, cnp.
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_tradeoff_lower_bound((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_COEF_EXACT)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 2.0) and isless(x2, INFINITY) and (x2 >= 4503599627370496.0 or x2 == <double><long long>x2)):
+                (<double *>p3)[0] = dpb_tradeoff_lower_bound(x0, x1, x2, DPB_COEF_EXACT)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -913,12 +1142,18 @@ cdef void _loop_gdp_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, 
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_gdp_delta((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (not isnan(x0)) and (isgreaterequal(x1, 0.0)):
+                (<double *>p2)[0] = dpb_gdp_delta(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -934,12 +1169,18 @@ cdef void _loop_gdp_log_delta(char **args, cnp.npy_intp *dims, cnp.npy_intp *ste
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_gdp_log_delta((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (not isnan(x0)) and (isgreaterequal(x1, 0.0)):
+                (<double *>p2)[0] = dpb_gdp_log_delta(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -955,12 +1196,18 @@ cdef void _loop_gdp_epsilon(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_gdp_epsilon((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 0.0) and islessequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)):
+                (<double *>p2)[0] = dpb_gdp_epsilon(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -978,12 +1225,19 @@ cdef void _loop_gdp_mu_random_allocation(char **args, cnp.npy_intp *dims, cnp.np
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_gdp_mu_random_allocation((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreaterequal(x1, 2.0) and isless(x1, INFINITY) and (x1 >= 4503599627370496.0 or x1 == <double><long long>x1)) and (isgreaterequal(x2, 0.0) and isless(x2, INFINITY)):
+                (<double *>p3)[0] = dpb_gdp_mu_random_allocation(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1002,12 +1256,19 @@ cdef void _loop_gdp_mu_poisson(char **args, cnp.npy_intp *dims, cnp.npy_intp *st
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_gdp_mu_poisson((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreaterequal(x1, 0.0) and islessequal(x1, 1.0)) and (isgreaterequal(x2, 0.0) and isless(x2, INFINITY)):
+                (<double *>p3)[0] = dpb_gdp_mu_poisson(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1026,12 +1287,19 @@ cdef void _loop_gdp_mu_poisson_drs(char **args, cnp.npy_intp *dims, cnp.npy_intp
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_gdp_mu_poisson_drs((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreater(x0, 0.0) and isless(x0, INFINITY)) and (isgreaterequal(x1, 0.0) and islessequal(x1, 1.0)) and (isgreaterequal(x2, 0.0) and isless(x2, INFINITY)):
+                (<double *>p3)[0] = dpb_gdp_mu_poisson_drs(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1050,12 +1318,18 @@ cdef void _loop_rdp_gaussian(char **args, cnp.npy_intp *dims, cnp.npy_intp *step
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rdp_gaussian((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)):
+                (<double *>p2)[0] = dpb_rdp_gaussian(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1071,12 +1345,18 @@ cdef void _loop_rdp_laplace(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rdp_laplace((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)):
+                (<double *>p2)[0] = dpb_rdp_laplace(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1092,12 +1372,18 @@ cdef void _loop_rdp_randomized_response(char **args, cnp.npy_intp *dims, cnp.npy
     cdef cnp.npy_intp s0 = steps[0]
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
+    cdef double x0, x1
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p2)[0] = dpb_rdp_randomized_response((<double *>p0)[0], (<double *>p1)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, 1.0)):
+                (<double *>p2)[0] = dpb_rdp_randomized_response(x0, x1)
+            else:
+                (<double *>p2)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1115,12 +1401,19 @@ cdef void _loop_rdp_poisson_gaussian_exact(char **args, cnp.npy_intp *dims, cnp.
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_poisson_gaussian((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_POISSON_EXACT)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 0.0) and islessequal(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_poisson_gaussian(x0, x1, x2, DPB_POISSON_EXACT)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1139,12 +1432,19 @@ cdef void _loop_rdp_poisson_gaussian_compat(char **args, cnp.npy_intp *dims, cnp
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_poisson_gaussian((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_POISSON_COMPAT)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 0.0) and islessequal(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_poisson_gaussian(x0, x1, x2, DPB_POISSON_COMPAT)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1163,12 +1463,19 @@ cdef void _loop_rdp_poisson_quad_log(char **args, cnp.npy_intp *dims, cnp.npy_in
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_poisson_quad_log((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 0.0) and islessequal(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_poisson_quad_log(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1187,12 +1494,19 @@ cdef void _loop_rdp_poisson_negseries_log(char **args, cnp.npy_intp *dims, cnp.n
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_poisson_negseries_log((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreater(x1, 0.0) and isless(x1, INFINITY)) and (isgreaterequal(x2, 0.0) and islessequal(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_poisson_negseries_log(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1211,12 +1525,19 @@ cdef void _loop_rdp_eps_objective_classic(char **args, cnp.npy_intp *dims, cnp.n
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_eps_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_CLASSIC)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreater(x2, 0.0) and isless(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_eps_objective(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1235,12 +1556,19 @@ cdef void _loop_rdp_eps_objective_improved(char **args, cnp.npy_intp *dims, cnp.
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_eps_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_IMPROVED)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreater(x2, 0.0) and isless(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_eps_objective(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1259,12 +1587,19 @@ cdef void _loop_rdp_logdelta_objective_classic(char **args, cnp.npy_intp *dims, 
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_logdelta_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_CLASSIC)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_logdelta_objective(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1283,12 +1618,19 @@ cdef void _loop_rdp_logdelta_objective_improved(char **args, cnp.npy_intp *dims,
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_logdelta_objective((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0], DPB_CONV_IMPROVED)
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_logdelta_objective(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1307,12 +1649,19 @@ cdef void _loop_rdp_interp(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
     cdef cnp.npy_intp s1 = steps[1]
     cdef cnp.npy_intp s2 = steps[2]
     cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
     cdef dpb_watch w
     dpb_watch_start(&w)
     while i < n:
         end = dpb_watch_block_end(&w, i, n)
         while i < end:
-            (<double *>p3)[0] = dpb_rdp_interp((<double *>p0)[0], (<double *>p1)[0], (<double *>p2)[0])
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_interp(x0, x1, x2)
+            else:
+                (<double *>p3)[0] = NAN
             p0 += s0
             p1 += s1
             p2 += s2
@@ -1381,10 +1730,10 @@ delta_terms_exact = _register(13, 2, 6, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY
     'The six terms T1..T6 of delta_min (coef_exact).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        rounds: any real number or NaN\n    Outputs: 6 (double, double, double, double, double, double).\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\n    C function: dpb_delta_terms.\n    ')
 _funcs[14] = <cnp.PyUFuncGenericFunction>_loop_theorem31_status_simplified
 theorem31_status_simplified = _register(14, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_INT,), 'theorem31_status_simplified',
-    'Bitmask of the reasons Theorem 3.1 (coef_simplified) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)\n    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).\n    C function: dpb_theorem31_status.\n    ')
+    'Bitmask of the reasons Theorem 3.1 (coef_simplified) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.\n\n    Arguments (raw ufunc: a value outside its domain gives the BAD_INPUT status bit, never an error):\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)\n    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).\n    C function: dpb_theorem31_status.\n    ')
 _funcs[15] = <cnp.PyUFuncGenericFunction>_loop_theorem31_status_exact
 theorem31_status_exact = _register(15, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_INT,), 'theorem31_status_exact',
-    'Bitmask of the reasons Theorem 3.1 (coef_exact) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)\n    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).\n    C function: dpb_theorem31_status.\n    ')
+    'Bitmask of the reasons Theorem 3.1 (coef_exact) does not apply; 0 = it applies. delta = NaN evaluates condition (2) at delta_min.\n\n    Arguments (raw ufunc: a value outside its domain gives the BAD_INPUT status bit, never an error):\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n        delta: any real number or NaN (NaN: evaluate condition (2) at delta_min)\n    Status bits: BAD_INPUT, ROUNDS_BELOW_3, SIGMA_BELOW_EDGE, CONDITION2, DELTA_BELOW_MIN (dpbounds.ufuncs.STATUS_BITS).\n    C function: dpb_theorem31_status.\n    ')
 _funcs[16] = <cnp.PyUFuncGenericFunction>_loop_rounds_closed_form_simplified
 rounds_closed_form_simplified = _register(16, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rounds_closed_form_simplified',
     'Closed-form rounds (eq. (4)) 1 + ((2 B coef sqrt(w-1) + sqrt((w-1)/(2 pi)))/delta)^2, coef_simplified.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        sigma: finite and > 0\n        delta: in the open interval (0, 1)\n    Accuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], delta in [1e-12, 0.5].\n    Python API: dpbounds.rounds_closed_form.\n    C function: dpb_rounds_closed_form.\n    ')
@@ -1441,7 +1790,7 @@ tradeoff_edgeworth = _register(33, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NP
     'Edgeworth-corrected trade-off integral; an approximation, NaN where p_M is not invertible (see edgeworth_status).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 3\n    Accuracy: <= 1e-13 absolute error for c_M = gamma1/(6 sqrt M) <= 2.2.\n    Python API: dpbounds.tradeoff_edgeworth.\n    C function: dpb_tradeoff_edgeworth.\n    ')
 _funcs[34] = <cnp.PyUFuncGenericFunction>_loop_edgeworth_status
 edgeworth_status = _register(34, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_INT,), 'edgeworth_status',
-    'Bitmask of the reasons tradeoff_edgeworth is NaN; 0 = defined.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: any real number or NaN\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n    Status bits: BAD_INPUT, NOT_MONOTONE_AT_0, OUT_OF_RANGE (dpbounds.ufuncs.STATUS_BITS).\n    Python API: dpbounds.edgeworth_status.\n    C function: dpb_edgeworth_status.\n    ')
+    'Bitmask of the reasons tradeoff_edgeworth is NaN; 0 = defined.\n\n    Arguments (raw ufunc: a value outside its domain gives the BAD_INPUT status bit, never an error):\n        a: any real number or NaN\n        sigma: any real number or NaN\n        rounds: any real number or NaN\n    Status bits: BAD_INPUT, NOT_MONOTONE_AT_0, OUT_OF_RANGE (dpbounds.ufuncs.STATUS_BITS).\n    Python API: dpbounds.edgeworth_status.\n    C function: dpb_edgeworth_status.\n    ')
 _funcs[35] = <cnp.PyUFuncGenericFunction>_loop_edgeworth_p
 edgeworth_p = _register(35, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'edgeworth_p',
     'The Edgeworth polynomial p_n(y) of the lognormal likelihood ratio.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        y: any real number or NaN\n        sigma: finite and > 0\n        n: finite and > 0\n    Accuracy: <= 1e-14 relative error for sigma in [0.3, 50], n in [1, 1e15], |y| <= 40.\n    C function: dpb_edgeworth_p.\n    ')
@@ -1565,6 +1914,6 @@ delta_bound_simplified = _make_t31(2, DPB_COEF_SIMPLIFIED, DPB_T31_MODE_BOUND, 1
 delta_bound_exact = _make_t31(3, DPB_COEF_EXACT, DPB_T31_MODE_BOUND, 1, 'delta_bound_exact',
     'delta_min with coef_exact where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere.\n\nArguments (raw ufunc: a value outside its domain gives NaN, never an error):\n    sigma: finite and > 0\n    rounds: any real number or NaN\nAccuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\nPython API: dpbounds.delta_bound.\nC function: dpb_delta_bound.')
 _delta_bound_checked_simplified = _make_t31(4, DPB_COEF_SIMPLIFIED, DPB_T31_MODE_CHECKED, 2, '_delta_bound_checked_simplified',
-    '(delta_bound with coef_simplified, status) in one pass; status bits as theorem31_status (internal: the argument checks of dpbounds.delta_bound inside the C loop).\n\nArguments (raw ufunc: a value outside its domain gives NaN, never an error):\n    sigma: finite and > 0\n    rounds: an integer >= 3\nOutputs: 2 (double, signed char).\nStatus bits: BAD_INPUT, SIGMA_BELOW_EDGE, CONDITION2 (dpbounds.ufuncs.STATUS_BITS).\nAccuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\nC function: dpb_delta_bound_checked.')
+    '(delta_bound with coef_simplified, status) in one pass; status bits as theorem31_status (internal: the argument checks of dpbounds.delta_bound inside the C loop).\n\nArguments (raw ufunc: a value outside its domain gives NaN and the BAD_INPUT status bit, never an error):\n    sigma: finite and > 0\n    rounds: an integer >= 3\nOutputs: 2 (double, signed char).\nStatus bits: BAD_INPUT, SIGMA_BELOW_EDGE, CONDITION2 (dpbounds.ufuncs.STATUS_BITS).\nAccuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\nC function: dpb_delta_bound_checked.')
 _delta_bound_checked_exact = _make_t31(5, DPB_COEF_EXACT, DPB_T31_MODE_CHECKED, 2, '_delta_bound_checked_exact',
-    '(delta_bound with coef_exact, status) in one pass; status bits as theorem31_status (internal: the argument checks of dpbounds.delta_bound inside the C loop).\n\nArguments (raw ufunc: a value outside its domain gives NaN, never an error):\n    sigma: finite and > 0\n    rounds: an integer >= 3\nOutputs: 2 (double, signed char).\nStatus bits: BAD_INPUT, SIGMA_BELOW_EDGE, CONDITION2 (dpbounds.ufuncs.STATUS_BITS).\nAccuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\nC function: dpb_delta_bound_checked.')
+    '(delta_bound with coef_exact, status) in one pass; status bits as theorem31_status (internal: the argument checks of dpbounds.delta_bound inside the C loop).\n\nArguments (raw ufunc: a value outside its domain gives NaN and the BAD_INPUT status bit, never an error):\n    sigma: finite and > 0\n    rounds: an integer >= 3\nOutputs: 2 (double, signed char).\nStatus bits: BAD_INPUT, SIGMA_BELOW_EDGE, CONDITION2 (dpbounds.ufuncs.STATUS_BITS).\nAccuracy: <= 1e-14 relative error for sigma in [0.07, 1e4], M in [3, 1e15].\nC function: dpb_delta_bound_checked.')
