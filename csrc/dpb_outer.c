@@ -32,7 +32,7 @@
 
 static int odd_column(double m, int mode)
 {
-    return !isgreaterequal(m, 3.0) || isinf(m) || (mode == DPB_T31_MODE_CHECKED && m != floor(m));
+    return !isgreaterequal(m, 3.0) || isinf(m) || (mode != DPB_T31_MODE_DELTA_MIN && m != floor(m));
 }
 
 void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode)

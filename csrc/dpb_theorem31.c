@@ -134,7 +134,8 @@ static int t31_status_given(const dpb_t31_sigma *c, double delta, double dmin, c
 int dpb_t31_status(const dpb_t31_sigma *c, double rounds, double delta, double *delta_min_out)
 {
     double dmin, terms[6], L;
-    if (isnan(c->eps) || isnan(rounds) || isinf(rounds)
+    /* M counts rounds: a non-integer M is outside the theorem (BAD_INPUT), never a number */
+    if (isnan(c->eps) || isnan(rounds) || isinf(rounds) || rounds != floor(rounds)
         || (!isnan(delta) && !(delta > 0.0 && delta < 1.0))) {
         if (delta_min_out) *delta_min_out = DPB_NAN;
         return DPB_T31_BAD_INPUT;
@@ -193,9 +194,9 @@ static void eval_one(double sigma, double rounds, int kind, int mode, double *ou
         *out = dpb_delta_min(sigma, rounds, kind);
         return;
     }
-    if (mode == DPB_T31_MODE_CHECKED && bad_args(sigma, rounds)) {
+    if (bad_args(sigma, rounds)) {   /* the bound, checked or not: NaN outside the domain */
         *out = DPB_NAN;
-        *st = (signed char)DPB_STATUS_BAD_INPUT;
+        if (st) *st = (signed char)DPB_STATUS_BAD_INPUT;
         return;
     }
     bits = dpb_t31_prepare_delta(sigma, kind, &c) != 0 ? DPB_STATUS_BAD_INPUT
@@ -236,7 +237,7 @@ static int regular(double sigma, double rounds, int mode)
 {
     return isgreaterequal(sigma, 0.03) && islessequal(sigma, 1e150)
         && isgreaterequal(rounds, 3.0) && !isinf(rounds)
-        && (mode != DPB_T31_MODE_CHECKED || rounds == floor(rounds));
+        && (mode == DPB_T31_MODE_DELTA_MIN || rounds == floor(rounds));
 }
 
 void dpb_t31_eval_n(const char *sig, ptrdiff_t ss, const char *rnd, ptrdiff_t sr,

@@ -124,3 +124,14 @@ def test_paired_loop_domain_is_declared():
     for u in UFUNCS:
         if u.loop == "t31":
             assert tuple(a.constraint.name for a in u.args) == GEN._T31_DOMAIN[u.c_function]
+
+
+def test_theorem31_status_reports_non_integer_rounds_as_bad_input():
+    # theorem31_status declares rounds ANY (it reports, never refuses): a non-integer M must be
+    # reported as a bad argument, not as a point where the theorem applies
+    from dpbounds import _ufuncs as U
+
+    for v in ("exact", "simplified"):
+        st = getattr(U, f"theorem31_status_{v}")(1.0, np.array([1e6, 1e6 + 0.5, 2.0**52 - 0.5]), np.nan)
+        assert st.tolist() == [0, 1, 1]
+        assert np.isnan(getattr(U, f"delta_bound_{v}")(1.0, 1e6 + 0.5))

@@ -81,7 +81,7 @@ _C_TESTS = {
 # mode, which the declarations of its ufuncs must state exactly (render_pyx refuses otherwise).
 _T31_DOMAIN = {
     "dpb_delta_min": ("FINITE_POSITIVE", "ANY"),
-    "dpb_delta_bound": ("FINITE_POSITIVE", "ANY"),
+    "dpb_delta_bound": ("FINITE_POSITIVE", "INTEGER_GE_3"),
     "dpb_delta_bound_checked": ("FINITE_POSITIVE", "INTEGER_GE_3"),
 }
 

@@ -167,8 +167,9 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
                 (1.0, 1e6), fixed=(m,), choices=(("coefficient", v),), loop="t31",
                 accuracy=Accuracy("relative", 1e-14, _T31_BOX, _T31), group="theorem31")
       for v, m in _COEF],
-    *[UfuncSpec(f"delta_bound_{v}", "dpb_delta_bound", (SIGMA, Arg("rounds", C.ANY)),
-                f"delta_min with coef_{v} where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere.",
+    *[UfuncSpec(f"delta_bound_{v}", "dpb_delta_bound", (SIGMA, ROUNDS),
+                f"delta_min with coef_{v} where Theorem 3.1 applies (condition (2) at delta_min), NaN elsewhere "
+                "(including M not an integer >= 3).",
                 (1.0, 1e6), fixed=(m,), choices=(("coefficient", v),), loop="t31", python="dpbounds.delta_bound",
                 accuracy=Accuracy("relative", 1e-14, _T31_BOX, _T31), group="theorem31")
       for v, m in _COEF],
