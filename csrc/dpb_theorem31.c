@@ -232,12 +232,15 @@ void dpb_delta_terms(double sigma, double rounds, int coefficient, double terms[
     dpb_t31_terms(&c, rounds, terms);
 }
 
-/* Points the paired fast path handles: everything finite and ordinary. */
+/* Points the paired fast path handles: everything finite and ordinary.  The integer test of a
+ * finite M >= 3 by truncation, not floor(): without SSE4.1 floor() is a libm call per point;
+ * every double >= 2^52 is an integer, and below that the conversion is exact. */
 static int regular(double sigma, double rounds, int mode)
 {
     return isgreaterequal(sigma, 0.03) && islessequal(sigma, 1e150)
         && isgreaterequal(rounds, 3.0) && !isinf(rounds)
-        && (mode == DPB_T31_MODE_DELTA_MIN || rounds == floor(rounds));
+        && (mode == DPB_T31_MODE_DELTA_MIN || rounds >= 4503599627370496.0
+            || rounds == (double)(long long)rounds);
 }
 
 void dpb_t31_eval_n(const char *sig, ptrdiff_t ss, const char *rnd, ptrdiff_t sr,
