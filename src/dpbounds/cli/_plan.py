@@ -41,9 +41,13 @@ def parse_sigma(text: str | None) -> Any:
         if len(parts) != 3 or scale not in ("log", "lin"):
             raise DPBoundsError(f"--sigma must be a list such as 0.5,1,2 or a range START:STOP:NUM[:log|lin], got {text!r}")
         try:
-            start, stop, num = float(real(parts[0])), float(real(parts[1])), count(parts[2])
+            start, stop = float(real(parts[0])), float(real(parts[1]))
         except argparse.ArgumentTypeError as exc:
             raise DPBoundsError(f"--sigma {text!r}: {exc}") from None
+        try:
+            num = count(parts[2])
+        except argparse.ArgumentTypeError as exc:
+            raise DPBoundsError(f"--sigma {text!r}: NUM {exc}") from None
         if scale == "log":
             if not (start > 0 and stop > 0):
                 raise DPBoundsError(f"--sigma {text!r}: a log range needs START and STOP > 0")
