@@ -156,3 +156,115 @@ def _outer() -> Any:
 def _planner() -> Any:
     return importlib.import_module("dpbounds.planner")
 
+
+
+# ---------------------------------------------------------------- scalar-only parameters
+def _ra(**kw: Any) -> Any:
+    return accountant.RandomAllocationAccountant(**kw)
+
+
+def _rdp_acc() -> Any:
+    return rdp.RDPAccountant(noise_multiplier=1.1, sample_rate=0.01, steps=100)
+
+
+def _planner_plan(**kw: Any) -> Any:
+    return _planner().plan(sigma=[1.0], **kw)
+
+
+# name -> (call taking keyword arguments, valid keyword arguments, scalar-only parameters, heavy):
+# each scalar-only parameter must refuse a 1-element and a 3-element array, a list, a string,
+# a bool and (unless its default is None) None with DPBoundsError naming it, and accept a 0-d
+# array as the scalar it holds (same answer).  ``heavy``: the 0-d acceptance runs a computation
+# of seconds, checked by the slow test only.  Asserted by tests/test_input_contract.py.
+SCALAR_ONLY: dict[str, tuple[Callable[..., Any], dict[str, Any], tuple[str, ...], bool]] = {
+    "RandomAllocationAccountant": (_ra, {"noise_multiplier": 1.1, "rounds_per_epoch": 100, "epochs": 2,
+                                         "tolerance": 2e-3, "max_lattice": 2 ** 20},
+                                   ("noise_multiplier", "rounds_per_epoch", "epochs", "tolerance", "max_lattice"), False),
+    "RandomAllocationAccountant(dataset_size=...)": (
+        lambda **kw: _ra(noise_multiplier=1.1, **kw), {"dataset_size": 1000, "batch_size": 10, "steps": 7},
+        ("dataset_size", "batch_size", "steps"), False),
+    "RandomAllocationAccountant.step": (lambda **kw: _ra().step(**kw) or None,
+                                        {"noise_multiplier": 1.1, "sample_rate": 0.01},
+                                        ("noise_multiplier", "sample_rate"), False),
+    "RandomAllocationAccountant.get_epsilon": (
+        lambda delta: _ra(noise_multiplier=1.1, rounds_per_epoch=100, epochs=2, method="gdp_asymptotic").get_epsilon(delta),
+        {"delta": 1e-5}, ("delta",), False),
+    "RandomAllocationAccountant.get_delta": (
+        lambda epsilon: _ra(noise_multiplier=1.1, rounds_per_epoch=100, epochs=2, method="gdp_asymptotic").get_delta(epsilon),
+        {"epsilon": 1.0}, ("epsilon",), False),
+    "PoissonAccountant": (accountant.PoissonAccountant,
+                          {"noise_multiplier": 1.1, "sample_rate": 0.01, "steps": 100, "tolerance": 2e-3,
+                           "max_lattice": 2 ** 20},
+                          ("noise_multiplier", "sample_rate", "steps", "tolerance", "max_lattice"), False),
+    "PoissonAccountant(epochs=...)": (accountant.PoissonAccountant,
+                                      {"noise_multiplier": 1.1, "dataset_size": 1000, "batch_size": 10, "epochs": 1.5},
+                                      ("dataset_size", "batch_size", "epochs"), False),
+    "PoissonAccountant.get_epsilon": (
+        lambda delta: accountant.PoissonAccountant(1.1, 0.01, 100).get_epsilon(delta), {"delta": 1e-5}, ("delta",), True),
+    "PoissonAccountant.get_delta": (
+        lambda epsilon: accountant.PoissonAccountant(1.1, 0.01, 100).get_delta(epsilon), {"epsilon": 1.0}, ("epsilon",), True),
+    "PoissonPLD": (accountant.PoissonPLD, {"noise_multiplier": 1.1, "sample_rate": 0.01, "steps": 100, "tolerance": 2e-3},
+                   ("noise_multiplier", "sample_rate", "steps", "tolerance"), False),
+    "RandomAllocationPLD": (accountant.RandomAllocationPLD, {"sigma": 1.1, "rounds": 100, "epochs": 2, "tolerance": 2e-3},
+                            ("sigma", "rounds", "epochs", "tolerance"), True),
+    "tradeoff_exact": (accountant.tradeoff_exact, {"a": 0.5, "sigma": 1.1, "rounds": 100}, ("sigma", "rounds"), True),
+    "exact_max_gap": (accountant.exact_max_gap, {"sigma": 1.1, "rounds": 100}, ("sigma", "rounds"), True),
+    "law_for": (lambda **kw: type(accountant.law_for(**kw)).__name__, {"sigma": 1.1, "M": 100}, ("sigma", "M"), False),
+    "set_cache_limit": (lambda nbytes: accountant.set_cache_limit(nbytes) or accountant.cache_info()["limit"],
+                        {"nbytes": 256 * 2 ** 20}, ("nbytes",), False),
+    "RDPAccountant": (lambda **kw: rdp.RDPAccountant(**kw), {"max_order": 1e4, "noise_multiplier": 1.1,
+                                                             "sample_rate": 0.01, "steps": 100},
+                      ("max_order", "noise_multiplier", "sample_rate", "steps"), False),
+    "RDPAccountant.get_epsilon": (lambda delta: _rdp_acc().get_epsilon(delta), {"delta": 1e-5}, ("delta",), False),
+    "RDPAccountant.get_delta": (lambda epsilon: _rdp_acc().get_delta(epsilon), {"epsilon": 1.0}, ("epsilon",), False),
+    "RDPAccountant.compose": (lambda count: rdp.RDPAccountant().compose(rdp.Gaussian(1.0), count).mechanisms[0][1],
+                              {"count": 3}, ("count",), False),
+    "RDPAccountant.step": (lambda **kw: rdp.RDPAccountant().step(**kw) or None,
+                           {"noise_multiplier": 1.1, "sample_rate": 0.01}, ("noise_multiplier", "sample_rate"), False),
+    "RDPAccountant.calibrate_sigma": (
+        lambda **kw: rdp.RDPAccountant.calibrate_sigma(**kw, orders=[2.0, 8.0, 32.0], rtol=1e-2),
+        {"epsilon": 1.0, "delta": 1e-5, "steps": 100, "rate": 0.01}, ("epsilon", "delta", "steps", "rate"), True),
+    "rdp.PoissonGaussian": (rdp.PoissonGaussian, {"sigma": 1.1, "q": 0.01}, ("sigma", "q"), False),
+    "rdp.SubsampledGaussianWOR": (rdp.SubsampledGaussianWOR, {"sigma": 1.1, "gamma": 0.01}, ("sigma", "gamma"), False),
+    "rdp.coordinatewise_limit": (rdp.coordinatewise_limit, {"alpha": 2.0, "sigma": 1.0, "q": 0.01, "c2": 1.0},
+                                 ("sigma", "q", "c2"), False),
+    "calibrate_noise": (
+        lambda **kw: calibration.calibrate_noise(**kw, sampling="poisson", accountant="rdp"),
+        {"target_epsilon": 3.0, "target_delta": 1e-5, "dataset_size": 1000, "batch_size": 10, "epochs": 1.0,
+         "rtol": 1e-2, "tolerance": 2e-3},
+        ("target_epsilon", "target_delta", "dataset_size", "batch_size", "epochs", "rtol", "tolerance"), True),
+    "calibrate_epochs": (
+        lambda **kw: calibration.calibrate_epochs(**kw, sampling="poisson", accountant="rdp", max_epochs=3),
+        {"target_epsilon": 3.0, "target_delta": 1e-5, "noise_multiplier": 1.0, "dataset_size": 1000, "batch_size": 10},
+        ("target_epsilon", "target_delta", "noise_multiplier", "dataset_size", "batch_size"), True),
+    "calibrate_batch_size": (
+        lambda **kw: calibration.calibrate_batch_size(**kw, sampling="poisson", accountant="rdp"),
+        {"target_epsilon": 3.0, "target_delta": 1e-5, "noise_multiplier": 1.0, "dataset_size": 1000, "epochs": 1.0},
+        ("target_epsilon", "target_delta", "noise_multiplier", "dataset_size", "epochs"), True),
+    "plan": (_planner_plan, {"dataset_size": 1_000_000, "delta": 0.01, "epochs": 1, "clip_norm": 1.0, "rtol": 1e-4},
+             ("dataset_size", "delta", "epochs", "clip_norm", "rtol"), False),
+    "composition.subsampled_epsilon": (
+        lambda **kw: composition.subsampled_epsilon(10, **kw), {"gamma": 0.01, "delta": 1e-8, "sigma": 1.0},
+        ("gamma", "delta", "sigma"), False),
+    "outer.rounds_required_outer": (
+        lambda epochs: _outer().rounds_required_outer([1.0], [0.01], epochs=epochs), {"epochs": 2}, ("epochs",), False),
+    "sampling.random_allocation": (
+        lambda **kw: list(sampling.random_allocation(**kw, rng=0)), {"dataset_size": 20, "rounds": 3, "epochs": 2},
+        ("dataset_size", "rounds", "epochs"), False),
+    "sampling.poisson": (
+        lambda **kw: list(sampling.poisson(**kw, rng=0)), {"dataset_size": 20, "sample_rate": 0.3, "steps": 3},
+        ("dataset_size", "sample_rate", "steps"), False),
+}
+
+#: parameters whose None is a documented value (the default: "not given")
+NULLABLE = {("RandomAllocationAccountant", p) for p in ("noise_multiplier", "rounds_per_epoch", "epochs")} | {
+    ("RandomAllocationAccountant(dataset_size=...)", p) for p in ("dataset_size", "batch_size", "steps")} | {
+    ("PoissonAccountant", p) for p in ("noise_multiplier", "sample_rate", "steps")} | {
+    ("PoissonAccountant(epochs=...)", p) for p in ("dataset_size", "batch_size", "epochs")} | {
+    ("RDPAccountant", p) for p in ("noise_multiplier", "sample_rate", "steps")} | {
+    ("calibrate_noise", "epochs"), ("sampling.random_allocation", "epochs"), ("sampling.poisson", "steps")}
+
+
+def scalar_probes(value: Any) -> list[Any]:
+    """What a scalar-only parameter must refuse, around one of its valid values."""
+    return [np.array([value]), np.array([value, value, value]), [value], "one", True, np.bool_(False)]

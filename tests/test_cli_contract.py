@@ -26,7 +26,7 @@ import pytest
 import dpbounds
 from dpbounds import RandomAllocationAccountant
 from dpbounds.cli import build_parser, main
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real, whole
 from dpbounds.cli._output import jsonable
 from cli_harness import child_env, run
 
@@ -49,15 +49,21 @@ def strict_json(text: str):
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(sub.choices)
+    """Every command's parser by its words (``"plot rounds"``), nested subcommands included."""
+    def walk(p: argparse.ArgumentParser, path: str):  # type: ignore[no-untyped-def]
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sp in a.choices.items():
+                    sub = f"{path} {name}".strip()
+                    yield sub, sp
+                    yield from walk(sp, sub)
+    return dict(walk(build_parser(), ""))
 
 
-def options(kind):
-    """(command, option string) of every option parsed by ``kind`` (real or whole)."""
+def options(*kinds):
+    """(command, option string) of every option parsed by one of ``kinds`` (real, count, whole)."""
     return [(name, a.option_strings[-1]) for name, p in subcommands().items()
-            for a in p._actions if a.type is kind]
+            for a in p._actions if a.type in kinds]
 
 
 # ---------------------------------------------------------------- numbers
@@ -65,18 +71,22 @@ def test_every_numeric_option_uses_the_one_number_parser():
     for name, p in subcommands().items():
         for a in p._actions:
             if a.type is not None:
-                assert a.type in (real, whole), (name, a.option_strings, a.type)
-    assert len(options(whole)) >= 12 and len(options(real)) >= 20
+                assert a.type in (real, count, whole), (name, a.option_strings, a.type)
+    assert len(options(count)) >= 30 and len(options(real)) >= 20 and options(whole)
 
 
 def test_number_parser_unit():
-    assert whole("1e4") == 10000 and isinstance(whole("1e4"), int)
-    assert whole("6.0e4") == whole("60000") == 60000
-    assert whole("-3") == -3 and whole("0") == 0          # the validators say what the minimum is
-    for bad, msg in [("1.5", "whole number"), ("1e400", "too large"), ("abc", "not a number"),
-                     ("inf", "whole number"), ("nan", "whole number"), ("1e17", r"<= 2\^53")]:
-        with pytest.raises(argparse.ArgumentTypeError, match=msg):
-            whole(bad)
+    for parse in (count, whole):
+        assert parse("1e4") == 10000 and isinstance(parse("1e4"), int)
+        assert parse("6.0e4") == parse("60000") == 60000 and parse("1.14e7") == 11_400_000
+        for bad, msg in [("1.5", "whole number"), ("1e400", "too large"), ("abc", "not a number"),
+                         ("inf", "whole number"), ("nan", "whole number"), ("1e17", r"<= 2\^53"),
+                         ("-3", "whole number >= "), ("1e3.5", "not a number")]:
+            with pytest.raises(argparse.ArgumentTypeError, match=msg):
+                parse(bad)
+    assert whole("0") == 0           # e.g. --optimal-points 0: none
+    with pytest.raises(argparse.ArgumentTypeError, match="whole number >= 1"):
+        count("0")
     assert real("-1e-5") == -1e-5 and real("1e308") == 1e308 and real("5e-324") == 5e-324
     assert real("inf") == np.inf and np.isnan(real("nan"))  # said explicitly: the validator refuses it
     for bad, msg in [("1e400", "too large"), ("-1e400", "too large"), ("x1", "not a number")]:
@@ -101,16 +111,27 @@ def _required_args(p: argparse.ArgumentParser, skip: str) -> list[str]:
     return argv
 
 
-@pytest.mark.parametrize("command,flag", options(whole))
-def test_every_count_accepts_1e4_and_refuses_fractions_and_overflow(command, flag):
+@pytest.mark.parametrize("command,flag", options(count, whole))
+def test_every_count_option_refuses_non_counts_in_one_line_naming_it(capsys, command, flag):
+    # every option parsed as a count, found by walking the parsers: a new one is covered as it is added
     p = subcommands()[command]
     base = _required_args(p, flag)
-    ns = p.parse_args(base + [flag, "1e4"])
-    assert getattr(ns, p._option_string_actions[flag].dest) == 10000
-    for bad, msg in [("1.5", "must be a whole number"), ("1e400", "too large")]:
+    kind = p._option_string_actions[flag].type
+    for text, value in [("1e4", 10_000), ("1e6", 1_000_000), ("1.14e7", 11_400_000), ("60000", 60_000)]:
+        got = getattr(p.parse_args(base + [flag, text]), p._option_string_actions[flag].dest)
+        one = got[0] if isinstance(got, list) else got
+        assert one == value and type(one) is int   # integer-valued: accepted, exact
+    bad = ["0.5", "60000.5", "1e3.5", "inf", "nan", "-inf", "-1", "-3e2", "1e400", "abc"]
+    if kind is count:
+        bad.append("0")        # counts of things that happen at least once
+    else:
+        assert p.parse_args(base + [flag, "0"]) is not None
+    for text in bad:
         with pytest.raises(SystemExit) as exc:
-            p.parse_args(base + [flag, bad])
-        assert exc.value.code == 2
+            p.parse_args(base + [flag, text])
+        assert exc.value.code == 2, text
+        err = capsys.readouterr().err
+        assert err.startswith(f"dpbounds: error: argument {flag}: ") and err.count("\n") == 1, (text, err)
 
 
 @pytest.mark.parametrize("command,flag", options(real))
@@ -146,13 +167,16 @@ def test_curve_rounds_and_epochs_1e0_forms(tmp_path, capsys):
     (["rounds", "--sigma", "1", "--delta", "-1e-5"], "delta must be in the open interval (0, 1), got -1e-05"),
     (["rounds", "--sigma", "-1", "--delta", "1e-5"], "sigma must be finite and > 0, got -1.0"),
     (["delta", "--sigma", "-1e-3", "--rounds", "100"], "sigma must be finite and > 0, got -0.001"),
-    (["delta", "--sigma", "1", "--rounds", "-1e4"], "rounds must be an integer >= 3, got -10000"),
+    (["delta", "--sigma", "1", "--rounds", "-1e4"], "argument --rounds: must be a whole number >= 1"),
+    (["delta", "--sigma", "1", "--rounds", "2"], "rounds must be an integer >= 3, got 2"),
     (["rdp", "--sigma", "1", "--dataset-size", "1e4", "--batch-size", "100", "--delta", "-1e-5"],
      "delta must be in the open interval (0, 1), got -1e-05"),
     (["dpsgd", "--noise-multiplier", "1", "--dataset-size", "1e4", "--batch-size", "100", "--steps", "-1e2"],
-     "steps must be >= 1, got -100"),
+     "argument --steps: must be a whole number >= 1 (such as 100 or 1e4), got '-1e2'"),
     (["dpsgd", "--noise-multiplier", "1", "--dataset-size", "0", "--batch-size", "0", "--epochs", "1"],
-     "batch-size must be >= 1, got 0"),
+     "argument --dataset-size: must be a whole number >= 1"),
+    (["dpsgd", "--noise-multiplier", "1", "--dataset-size", "10", "--batch-size", "20", "--epochs", "1"],
+     "batch-size must be <= dataset-size, got 20 > 10"),
     (["delta", "--sigma", "1", "--rounds", "1e400"], "argument --rounds: '1e400' is too large"),
     (["delta", "--sigma", "1e400", "--rounds", "100"], "argument --sigma: '1e400' is too large"),
     (["rounds", "--sigma", "1", "--delta", "1e-5", "--epochs", "1.5"], "argument --epochs: must be a whole number"),
@@ -209,7 +233,7 @@ def test_help_has_an_example_and_every_option_is_explained(capsys, command):
     p = subcommands()[command]
     for a in p._actions:
         assert a.help and a.help.strip(), (command, a.option_strings)
-    code, out, _ = run(capsys, command, "--help")
+    code, out, _ = run(capsys, *command.split(), "--help")
     assert code == 0
     assert re.search(rf"^example:\n  dpbounds {re.escape(command)}\b", out, re.MULTILINE), out
 

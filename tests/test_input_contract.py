@@ -167,3 +167,77 @@ def test_public_surface_is_walked() -> None:
 
 
 SAMPLING_CHECKED = set(getattr(dpbounds.sampling, "__all__", []))  # test_sampling.py
+
+
+# ---------------------------------------------------------------- scalar-only parameters
+SCALAR_ONLY = contract_surface.SCALAR_ONLY
+
+
+def _scalar_cases(heavy: bool | None = None) -> list[tuple[str, str]]:
+    return [(name, p) for name, (_, _, params, h) in SCALAR_ONLY.items() for p in params
+            if heavy is None or h == heavy]
+
+
+def _same(x: Any) -> Any:
+    """A comparable form of an answer (accountants by their state, arrays by their bytes)."""
+    if isinstance(x, dpbounds.PrivacyAccountant):
+        return x.state_dict()
+    if isinstance(x, (list, tuple)):
+        return type(x).__name__, [_same(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return (x.dtype.str, x.shape, x.tobytes())
+    if isinstance(x, (dpbounds.accountant.PoissonPLD, dpbounds.RandomAllocationPLD)):
+        return repr(vars(x).get("segments", None)), getattr(x, "sigma", None), getattr(x, "epochs", None), x.tolerance
+    if isinstance(x, rdp.Mechanism):
+        return repr(x)
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"  # NaN != NaN; the same NaN answer is the same answer
+    if isinstance(x, dict):
+        return {k: _same(v) for k, v in x.items()}
+    if hasattr(x, "__dataclass_fields__"):
+        return type(x).__name__, _same(vars(x))
+    return x
+
+
+@pytest.mark.parametrize("name,param", _scalar_cases())
+def test_scalar_only_parameters_refuse_arrays_bools_and_non_numbers(name: str, param: str) -> None:
+    call, valid, _, _ = SCALAR_ONLY[name]
+    probes = contract_surface.scalar_probes(valid[param])
+    if (name, param) not in contract_surface.NULLABLE:
+        probes.append(None)
+    for v in probes:
+        with pytest.raises(DPBoundsError, match=rf"\b{param}\b") as exc:
+            call(**{**valid, param: v})
+        if isinstance(v, (np.ndarray, list)) and np.ndim(v) > 0:
+            assert "must be a single number, got a" in str(exc.value), str(exc.value)
+            if isinstance(v, np.ndarray):
+                assert f"array of shape {v.shape}" in str(exc.value)
+
+
+def _zero_d_is_the_scalar(name: str, param: str) -> None:
+    call, valid, _, _ = SCALAR_ONLY[name]
+    expected = _same(call(**valid))
+    assert _same(call(**{**valid, param: np.array(valid[param])})) == expected
+
+
+@pytest.mark.parametrize("name,param", _scalar_cases(heavy=False))
+def test_scalar_only_parameters_accept_0d_arrays(name: str, param: str) -> None:
+    _zero_d_is_the_scalar(name, param)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,param", _scalar_cases(heavy=True))
+def test_scalar_only_parameters_accept_0d_arrays_heavy(name: str, param: str) -> None:
+    _zero_d_is_the_scalar(name, param)
+
+
+def test_scalar_only_walk_covers_the_scalar_entry_points() -> None:
+    # every public accountant's constructor and scalar query, calibration, the planner and the
+    # samplers are in the scalar-only walk: a new one must be added there (or it is not scalar-only)
+    walked = {n.split("(")[0] for n in SCALAR_ONLY}
+    for cls in ("RandomAllocationAccountant", "PoissonAccountant", "RDPAccountant"):
+        assert {cls, f"{cls}.get_epsilon", f"{cls}.get_delta", f"{cls}.step"} <= walked | {"PoissonAccountant.step"}
+    assert {"PoissonPLD", "RandomAllocationPLD", "calibrate_noise", "calibrate_epochs", "calibrate_batch_size", "plan",
+            "sampling.random_allocation", "sampling.poisson", "law_for", "tradeoff_exact", "exact_max_gap"} <= walked
+    for name, (_, valid, params, _) in SCALAR_ONLY.items():
+        assert set(params) <= set(valid), name

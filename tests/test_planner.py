@@ -294,7 +294,7 @@ def test_parse_sigma():
     assert parse_sigma("0.5,1,2") == [0.5, 1.0, 2.0]
     assert np.array_equal(parse_sigma("0.5:2:3"), np.geomspace(0.5, 2.0, 3))
     assert np.array_equal(parse_sigma("0.5:2:4:lin"), np.linspace(0.5, 2.0, 4))
-    with pytest.raises(DPBoundsError, match="NUM must be >= 1"):
+    with pytest.raises(DPBoundsError, match="NUM must be a whole number >= 1"):
         parse_sigma("1:2:0")
     with pytest.raises(DPBoundsError, match="must be a list"):
         parse_sigma("1:2:3:cubic")

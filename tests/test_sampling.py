@@ -446,3 +446,45 @@ def test_docs_numpy_batch_iterators():
         assert np.array_equal(xp[mask], xb) and np.array_equal(yp[mask], yb)
     with pytest.raises(RuntimeError, match="capacity"):
         list(ns["padded_batches"](x, y, m, epochs, capacity=40, seed=5))
+
+
+# ---------------------------------------------------------------- memory cap
+def test_random_allocation_refuses_above_the_memory_cap_before_allocating():
+    import tracemalloc
+
+    from dpbounds.sampling import MAX_DATASET_SIZE
+
+    assert MAX_DATASET_SIZE == 2 ** 27
+    for n in (MAX_DATASET_SIZE + 1, 10 ** 12, 1e15):
+        tracemalloc.start()
+        try:
+            with pytest.raises(dpbounds.DPBoundsError,
+                               match=r"^dataset_size must be <= 2\*\*27 = 134,217,728 .*memory cap.*shards"):
+                random_allocation(n, 100, rng=0)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 20, peak   # refused before drawing: nothing near 24 bytes per example
+    # at the cap the call is accepted (drawing is deferred to iteration, so nothing is allocated here)
+    it = random_allocation(MAX_DATASET_SIZE, 100, rng=0)
+    assert hasattr(it, "__next__")
+
+
+def test_shards_drawn_independently_are_random_allocation():
+    # the documented way past the cap: per-example step assignments are independent and uniform,
+    # so the union of shards' step-j batches partitions the dataset with each example's step
+    # uniform on the M steps; checked on the step counts of every example (chi-square, seeded)
+    n_shard, shards, m, epochs = 50, 4, 5, 400
+    seqs = np.random.SeedSequence(11).spawn(shards)
+    counts = np.zeros((n_shard * shards, m))
+    gens = [random_allocation(n_shard, m, np.random.default_rng(s), epochs=epochs) for s in seqs]
+    for _ in range(epochs):
+        seen = []
+        for j in range(m):
+            batch = np.concatenate([next(g) + k * n_shard for k, g in enumerate(gens)])
+            counts[batch, j] += 1
+            seen.append(batch)
+        assert np.array_equal(np.sort(np.concatenate(seen)), np.arange(n_shard * shards))
+    stat = float(((counts - epochs / m) ** 2 / (epochs / m)).sum())
+    dof = counts.shape[0] * (m - 1)
+    assert stats.chi2.sf(stat, dof) > 1e-4

@@ -33,6 +33,7 @@ __all__ = [
     "check_count",
     "check_rate",
     "check_scalar",
+    "single",
     "check_choice",
     "broadcast",
 ]
@@ -78,12 +79,13 @@ class Constraint(enum.Enum):
         return np.asarray(pred(arr), dtype=bool)
 
 
-def as_float_array(name: str, value: Any) -> NDArray[np.float64]:
-    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric.
+def as_float_array(name: str, value: Any, expected: str = "a real number or array of real numbers") -> FArr:
+    """``value`` as a float64 array; ``DPBoundsError`` naming ``name`` if it is not numeric.
 
     Not numeric: strings and bytes (numpy would parse ``"1.5"``), ``None`` (numpy would read it
     as NaN), complex numbers (numpy would drop the imaginary part with only a ComplexWarning),
-    and integers beyond the double range (``10**400``, numpy's OverflowError).
+    and integers beyond the double range (``10**400``, numpy's OverflowError).  ``expected`` is
+    what the message says the parameter must be.
     """
     try:
         raw = value if isinstance(value, np.ndarray) else np.asarray(value)
@@ -94,7 +96,7 @@ def as_float_array(name: str, value: Any) -> NDArray[np.float64]:
             raise TypeError
         arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
-        raise DPBoundsError(f"{name} must be a real number or array of real numbers, got {value!r}") from None
+        raise DPBoundsError(f"{name} must be {expected}, got {value!r}") from None
     return arr
 
 
@@ -163,17 +165,44 @@ def check_rounds(name: str, value: Any, minimum: int = 3) -> FArr:
     return arr
 
 
+def single(name: str, value: Any, rule: str) -> Any:
+    """The one value of a scalar-only parameter, before its rule is checked.
+
+    A 0-d array is a scalar (numpy's convention) and is unwrapped.  Refused with a
+    :class:`DPBoundsError` naming ``name``: an array or sequence of any size, one element
+    included (an array where the function describes one mechanism, one query or one size is a
+    bug, and numpy would otherwise raise its own ``TypeError`` or silently broadcast), and a
+    ``bool`` (``True`` passed as a rate or a count is a bug, not the number 1; numpy's reading
+    of bools as integers is kept only by the element-wise array functions).  ``rule`` is the
+    parameter's rule, quoted when a bool is refused.
+    """
+    v = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    if isinstance(v, (bool, np.bool_)):
+        raise DPBoundsError(f"{name} must be {rule}, got {value!r}")
+    if isinstance(v, (numbers.Number, str, bytes)) or v is None:
+        return v
+    try:
+        shape: tuple[int, ...] | None = np.shape(v)
+    except ValueError:  # a ragged sequence
+        shape = None
+    if shape != ():
+        what = f"an array of shape {shape}" if isinstance(v, np.ndarray) else \
+            f"a {type(v).__name__}" + ("" if shape is None else f" of shape {shape}")
+        raise DPBoundsError(f"{name} must be a single number, got {what}")
+    return v
+
+
 def check_count(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
     """One integer in [``minimum``, ``maximum``] (a size, a count), as an exact Python ``int``.
 
     Accepts Python and numpy integers, and floats (or 0-d arrays) whose value is an integer
-    (``1e4``), since sizes are often written in float notation.  Rejects ``bool``: ``True``
-    passed as a size is a bug, not the number 1.  Python and numpy integers are converted
-    without a detour through float, so large values stay exact.
+    (``1e4``), since sizes are often written in float notation.  Rejects arrays and ``bool``
+    (:func:`single`).  Python and numpy integers are converted without a detour through
+    float, so large values stay exact.
     """
     rule = f"an integer >= {minimum}" if maximum is None else f"an integer in [{minimum}, {maximum}]"
-    v = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+    v = single(name, value, rule)
+    if not isinstance(v, numbers.Real):
         raise DPBoundsError(f"{name} must be {rule}, got {value!r}")
     if isinstance(v, numbers.Integral):
         n = int(v)
@@ -189,26 +218,20 @@ def check_count(name: str, value: Any, minimum: int = 1, maximum: int | None = N
 
 def check_rate(name: str, value: Any) -> float:
     """One probability in the half-open interval (0, 1] (a sampling rate; 1 = always), as a float."""
-    if isinstance(value, (bool, np.bool_)):  # as in check_count: a flag passed as a rate is a bug
-        raise DPBoundsError(f"{name} must be in the half-open interval (0, 1], got {value!r}")
-    arr = as_float_array(name, value)
-    if arr.ndim != 0:
-        raise DPBoundsError(f"{name} must be a single number, got an array of shape {arr.shape}")
-    with np.errstate(invalid="ignore"):
-        check(name, arr, (arr > 0) & (arr <= 1), "in the half-open interval (0, 1]")
-    return float(arr)
+    return check_scalar(name, value, Constraint.HALF_OPEN_UNIT)
 
 
 def check_scalar(name: str, value: Any, constraint: Constraint) -> float:
-    """One number obeying ``constraint`` (a mechanism's parameter), as a Python float.
+    """One number obeying ``constraint`` (a parameter of a scalar-only function), as a Python float.
 
-    Rejects arrays (the object describes one mechanism) and ``bool`` (as :func:`check_rate`).
+    The check every scalar-only parameter goes through: arrays (of any size; 0-d arrays are
+    scalars) and ``bool`` are refused by :func:`single`, non-numbers by :func:`as_float_array`,
+    then the rule is checked as for arrays.
     """
-    if isinstance(value, (bool, np.bool_)):
-        raise DPBoundsError(f"{name} must be {constraint.text}, got {value!r}")
-    arr = check_constraint(name, value, constraint) if np.ndim(value) == 0 else None
-    if arr is None:
-        raise DPBoundsError(f"{name} must be a single number, got an array of shape {np.shape(value)}")
+    v = single(name, value, constraint.text)
+    arr = as_float_array(name, v, "a real number")
+    if constraint is not Constraint.ANY:
+        check(name, arr, constraint.holds(arr), constraint.text)
     return float(arr)
 
 

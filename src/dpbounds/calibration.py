@@ -50,9 +50,9 @@ class _Setting:
         self.B = V.check_count("batch_size", batch_size, minimum=1, maximum=self.N)
         if (epochs is None) == (steps is None):
             raise DPBoundsError("give exactly one of epochs and steps")
-        self.epochs = None if epochs is None else float(V.check_finite_positive("epochs", epochs))
+        self.epochs = None if epochs is None else V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
         self.steps_arg = None if steps is None else V.check_count("steps", steps, minimum=1)
-        self.tolerance = tolerance
+        self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
         if self.sampling == "random_allocation":
             self.M = self.N // self.B
             if self.M < 2:
@@ -227,9 +227,9 @@ def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size:
     >>> round(s, 2)
     0.68
     """
-    eps_t = float(V.check_finite_positive("target_epsilon", target_epsilon))
-    d = float(V.check_open_unit("target_delta", target_delta))
-    r = float(V.check_open_unit("rtol", rtol))
+    eps_t = V.check_scalar("target_epsilon", target_epsilon, V.Constraint.FINITE_POSITIVE)
+    d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
+    r = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
     run = _Setting(sampling, accountant, dataset_size, batch_size, epochs, steps, tolerance)
     lo_lim, hi_lim = _SIGMA_RANGE[run.sampling]
     log_t = math.log(eps_t)
@@ -313,14 +313,14 @@ def calibrate_epochs(target_epsilon: float, target_delta: float, *, noise_multip
     One more epoch exceeds the target (certified on both sides).  Raises ValueError if not even
     one epoch meets it.  See :func:`calibrate_noise` for the parameters.
     """
-    eps_t = float(V.check_finite_positive("target_epsilon", target_epsilon))
-    d = float(V.check_open_unit("target_delta", target_delta))
-    s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
+    eps_t = V.check_scalar("target_epsilon", target_epsilon, V.Constraint.FINITE_POSITIVE)
+    d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
+    s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
 
     def ok(E: int) -> bool:
         return _Setting(sampling, accountant, dataset_size, batch_size, E, None, tolerance).epsilon(s, d) <= eps_t
 
-    return _largest_count(ok, 1, 1, int(max_epochs), "number of epochs")
+    return _largest_count(ok, 1, 1, V.check_count("max_epochs", max_epochs, minimum=1), "number of epochs")
 
 
 def calibrate_batch_size(target_epsilon: float, target_delta: float, *, noise_multiplier: float,
@@ -328,9 +328,9 @@ def calibrate_batch_size(target_epsilon: float, target_delta: float, *, noise_mu
                          accountant: str = "exact", tolerance: float = 2e-3) -> int:
     """The largest batch size whose certified epsilon(target_delta) is at most ``target_epsilon``
     for ``epochs`` epochs (one example more exceeds it).  See :func:`calibrate_noise`."""
-    eps_t = float(V.check_finite_positive("target_epsilon", target_epsilon))
-    d = float(V.check_open_unit("target_delta", target_delta))
-    s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
+    eps_t = V.check_scalar("target_epsilon", target_epsilon, V.Constraint.FINITE_POSITIVE)
+    d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
+    s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
     n = V.check_count("dataset_size", dataset_size, minimum=2)
     hi = n // 2 if sampling == "random_allocation" else n
 

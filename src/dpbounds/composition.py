@@ -529,14 +529,14 @@ def subsampled_epsilon(k: Any, *, gamma: float, delta: float = 1e-8, method: str
     m = V.check_choice("method", method, ("advanced", "naive", "optimal"))
     prof = V.check_choice("gaussian_profile", gaussian_profile, ("exact", "rdp"))
     kk = V.check_constraint("k", k, C.INTEGER_GE_1)
-    g = _scalar("gamma", gamma, C.HALF_OPEN_UNIT)
-    budget = _scalar("delta", delta, C.OPEN_UNIT)
+    g = V.check_scalar("gamma", gamma, C.HALF_OPEN_UNIT)
+    budget = V.check_scalar("delta", delta, C.OPEN_UNIT)
     if (sigma is None) == (pure_epsilon is None):
         raise DPBoundsError("give exactly one of sigma (a Gaussian base) or pure_epsilon (a pure-DP base)")
     kf = kk.ravel()
     n = kf.size
     if pure_epsilon is not None:
-        e0 = _scalar("pure_epsilon", pure_epsilon, C.FINITE_NONNEGATIVE)
+        e0 = V.check_scalar("pure_epsilon", pure_epsilon, C.FINITE_NONNEGATIVE)
         ep = float(_subsample_eps(np.asarray(e0), np.asarray(g)))
         if m == "naive":
             eps = kf * ep
@@ -549,7 +549,7 @@ def subsampled_epsilon(k: Any, *, gamma: float, delta: float = 1e-8, method: str
             slack = np.full(n, budget)
         res = SubsampledComposition(eps, np.full(n, e0), np.zeros(n), slack)
     else:
-        s = _scalar("sigma", sigma, C.FINITE_POSITIVE)
+        s = V.check_scalar("sigma", sigma, C.FINITE_POSITIVE)
 
         def eps_round(d0: FArr) -> FArr:
             return _subsample_eps(_gaussian_eps0(d0, s, prof), np.asarray(g))
@@ -592,10 +592,3 @@ def subsampled_epsilon(k: Any, *, gamma: float, delta: float = 1e-8, method: str
     out = SubsampledComposition(*(V.scalar_or_array(np.asarray(a, dtype=np.float64).reshape(shape))
                                   for a in res))
     return out if full_output else out.epsilon
-
-
-def _scalar(name: str, value: Any, constraint: V.Constraint) -> float:
-    arr = V.check_constraint(name, value, constraint)
-    if arr.ndim != 0:
-        raise DPBoundsError(f"{name} must be a single number, got an array of shape {arr.shape}")
-    return float(arr)

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._errors import DPBoundsError
-from dpbounds._validation import Constraint, as_float_array, check_choice, check_constraint
+from dpbounds._validation import Constraint, as_float_array, check_choice, check_constraint, check_scalar
 
 __all__ = ["delta_bound_outer", "min_dataset_size_outer", "rounds_required_outer"]
 
@@ -39,13 +39,6 @@ def _axis(name: str, value: Any, constraint: Constraint) -> FArr:
     if arr.ndim != 1:
         raise DPBoundsError(f"{name} must be a 1-D array (an axis of the grid), got an array of shape {arr.shape}")
     return np.ascontiguousarray(check_constraint(name, arr, constraint))
-
-
-def _scalar(name: str, value: Any, constraint: Constraint) -> float:
-    arr = check_constraint(name, value, constraint)
-    if arr.ndim != 0:
-        raise DPBoundsError(f"{name} must be a single number, got an array of shape {arr.shape}")
-    return float(arr)
 
 
 def _output(out: Any, shape: tuple[int, int], *axes: FArr) -> FArr:
@@ -213,7 +206,7 @@ def rounds_required_outer(sigma: Any, delta: Any, coefficient: Literal["exact", 
     at_target = check_choice("validity_at", validity_at, _VALIDITY_AT) == "target"
     s = _axis("sigma", sigma, Constraint.FINITE_POSITIVE)
     d = _axis("delta", delta, Constraint.OPEN_UNIT)
-    e = _scalar("epochs", epochs, Constraint.INTEGER_GE_1)
+    e = check_scalar("epochs", epochs, Constraint.INTEGER_GE_1)
     # the per-epoch target depends on delta only: once per column, the ufunc of rounds_required
     d = np.ascontiguousarray(_ufuncs.per_epoch_delta(d, e), dtype=np.float64)
     result = _output(out, (s.size, d.size), s, d)
@@ -268,8 +261,8 @@ def min_dataset_size_outer(sigma: Any, rounds: Any, clip_norm: float = 1.0, nois
     """
     s = _axis("sigma", sigma, Constraint.FINITE_POSITIVE)
     m = _axis("rounds", rounds, Constraint.INTEGER_GE_1)
-    cn = _scalar("clip_norm", clip_norm, Constraint.FINITE_POSITIVE)
-    nr = _scalar("noise_ratio", noise_ratio, Constraint.FINITE_POSITIVE)
+    cn = check_scalar("clip_norm", clip_norm, Constraint.FINITE_POSITIVE)
+    nr = check_scalar("noise_ratio", noise_ratio, Constraint.FINITE_POSITIVE)
     result = _output(out, (s.size, m.size), s, m)
     if s.size and m.size:
         # N grows with sigma and M, so it overflows somewhere iff at the largest pair: the

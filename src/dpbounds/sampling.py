@@ -37,6 +37,12 @@ _Count = Union[int, np.integer[Any], float, np.floating[Any]]
 # numpy draws and indexes with int64: larger sizes or step counts cannot be sampled
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
+#: Largest ``dataset_size`` :func:`random_allocation` draws: an epoch holds three int64 arrays
+#: of N entries (each example's step, the sorting permutation, the sorted steps), 24 bytes per
+#: example, ~3 GiB at the cap (as the accountants' max_lattice cap).  A larger N is refused
+#: before anything is allocated.
+MAX_DATASET_SIZE = 2 ** 27
+
 # Steps whose batch boundaries are located in one vectorised searchsorted call: bounds the
 # extra memory when rounds is huge (M >> N is legal) while keeping the per-step cost O(1).
 _STEP_BLOCK = 1 << 16
@@ -99,10 +105,10 @@ def random_allocation(
     Raises
     ------
     ValueError
-        If ``dataset_size`` or ``rounds`` is not an integer >= 1, ``epochs`` is neither ``None``
-        nor an integer >= 1, or ``rng`` is not accepted by ``default_rng``; the message names
-        the parameter.  Arguments are checked when the function is called, not when the first
-        batch is drawn.
+        If ``dataset_size`` or ``rounds`` is not an integer >= 1, ``dataset_size`` exceeds the
+        memory cap 2**27 (see Notes), ``epochs`` is neither ``None`` nor an integer >= 1, or
+        ``rng`` is not accepted by ``default_rng``; the message names the parameter.  Arguments
+        are checked when the function is called, not when the first batch is drawn.
 
     See Also
     --------
@@ -120,7 +126,13 @@ def random_allocation(
     of each epoch) is allowed here but has no random-allocation guarantee.
 
     Cost per epoch: N draws of ``rng.integers``, one stable sort (O(N log N) time, O(N)
-    memory), and a copy of each batch (so batches are independent, writable arrays).
+    memory), and a copy of each batch (so batches are independent, writable arrays).  Memory:
+    24 bytes per example while an epoch is drawn; ``dataset_size`` is capped at
+    ``MAX_DATASET_SIZE`` = 2**27 examples (~3 GiB), and a larger one raises
+    :class:`~dpbounds.DPBoundsError` before anything is allocated.  Random allocation puts
+    each example in its step independently, so a larger dataset is drawn in disjoint shards
+    with independent generators and the same ``rounds``: step j's batch is the union of the
+    shards' step-j batches (this is also what data-parallel workers holding shards do).
 
     Examples
     --------
@@ -149,6 +161,14 @@ def random_allocation(
     >>> acc = RandomAllocationAccountant(noise_multiplier=1.0, rounds_per_epoch=60_000 // 256, epochs=10)
     """
     n = V.check_count("dataset_size", dataset_size, minimum=1, maximum=_INT64_MAX)
+    if n > MAX_DATASET_SIZE:
+        raise DPBoundsError(
+            f"dataset_size must be <= 2**27 = {MAX_DATASET_SIZE:,} examples for random_allocation (the memory "
+            f"cap: an epoch holds 24 bytes per example, ~3 GiB at the cap), got {n:,}.  Draw a larger dataset "
+            "in shards: every example goes to its step independently, so disjoint shards of at most "
+            f"{MAX_DATASET_SIZE:,} examples, each drawn with its own generator (numpy.random.SeedSequence(seed)"
+            ".spawn(shards)) and the same rounds, give exactly this scheme when step j's batch is the union of "
+            "the shards' step-j batches (shard-local indices plus the shard's offset)")
     m = V.check_count("rounds", rounds, minimum=1, maximum=_INT64_MAX)
     e = _count_or_none("epochs", epochs)
     gen = _generator(rng)

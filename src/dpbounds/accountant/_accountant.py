@@ -85,7 +85,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
                  batch_size: int | None = None, steps: int | None = None):
         super().__init__()
         self.method = V.check_choice("method", method, self.METHODS)
-        self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
         self.max_lattice = check_max_lattice(max_lattice)
         self.bound_kind = {"exact": "certified bracket", "closed_form": "upper bound (Theorem 3.1)",
                            "gdp_asymptotic": "asymptotic approximation (not a bound)"}[self.method]
@@ -97,7 +97,8 @@ class RandomAllocationAccountant(PrivacyAccountant):
             m_from = n // b
             if m_from < 2:
                 raise DPBoundsError(f"dataset_size // batch_size must be >= 2 rounds per epoch, got {n} // {b} = {m_from}")
-            if rounds_per_epoch is not None and float(rounds_per_epoch) != m_from:
+            if rounds_per_epoch is not None and check_sigma_rounds(
+                    SIGMA_MIN, rounds_per_epoch, "noise_multiplier", "rounds_per_epoch")[1] != m_from:
                 raise DPBoundsError(f"rounds_per_epoch={rounds_per_epoch!r} contradicts dataset_size // batch_size = {m_from}")
             rounds_per_epoch = m_from
         if epochs is not None and steps is not None:
@@ -210,7 +211,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
         """Bracket of delta(epsilon) after the recorded steps (exact: certified)."""
-        eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
+        eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE) + 0.0  # -0.0 -> 0.0
         if self.method == "exact":
             return history_delta(self._runs(), eps, self.tolerance, self.max_lattice)
         if self.method == "gdp_asymptotic":
@@ -234,7 +235,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def get_epsilon_bracket(self, delta: float) -> PrivacyBracket:
         """Bracket of epsilon(delta) after the recorded steps (exact: certified, see PrivacyBracket)."""
-        d = float(V.check_open_unit("delta", delta))
+        d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         if self.method == "exact":
             return history_epsilon(self._runs(), d, self.tolerance, self.max_lattice)
         if self.method == "gdp_asymptotic":

@@ -17,6 +17,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, ParamSpec, TypeVar, cast
 
+from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 import numpy as np
 
@@ -130,7 +131,4 @@ def cache_info() -> dict[str, int]:
 
 def set_cache_limit(nbytes: int) -> None:
     """Set the cache's memory cap in bytes (default 256 MiB); evicts down to it at the next insert."""
-    n = int(nbytes)
-    if n < 0:
-        raise DPBoundsError(f"nbytes must be >= 0, got {nbytes!r}")
-    _STORE.limit = n
+    _STORE.limit = V.check_count("nbytes", nbytes, minimum=0)

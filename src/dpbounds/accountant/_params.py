@@ -19,10 +19,10 @@ MAX_LATTICE_CAP = 2 ** 26
 def check_sigma_rounds(sigma: Any, rounds: Any, sigma_name: str = "sigma",
                        rounds_name: str = "rounds") -> tuple[float, float]:
     """(sigma, M) as floats, or ValueError naming the parameter and the supported range."""
-    s = float(V.check_finite_positive(sigma_name, sigma))
+    s = V.check_scalar(sigma_name, sigma, V.Constraint.FINITE_POSITIVE)
     if not (SIGMA_MIN <= s <= SIGMA_MAX):
         raise DPBoundsError(f"{sigma_name} must be in [{SIGMA_MIN}, {SIGMA_MAX}], got {s!r}")
-    m = float(V.check_rounds(rounds_name, rounds, minimum=2))
+    m = V.check_scalar(rounds_name, rounds, V.Constraint.INTEGER_GE_2)
     if m > ROUNDS_MAX:
         raise DPBoundsError(f"{rounds_name} must be <= 1e9, got {m!r}")
     return s, m

@@ -64,8 +64,8 @@ class RandomAllocationPLD:
     def __init__(self, sigma: float, rounds: float, epochs: int = 1, tolerance: float = 2e-3,
                  max_lattice: int = 2 ** 21):
         self.sigma, self.rounds = check_sigma_rounds(sigma, rounds)
-        self.epochs = int(V.check_rounds("epochs", epochs, minimum=1))
-        self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.epochs = V.check_count("epochs", epochs, minimum=1)
+        self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
         self.max_lattice = check_max_lattice(max_lattice)
         self.lattice_spacing = math.nan  # loss-lattice spacing of the last E > 1 query
         self._last_span: float | None = None  # and its cells' loss span
@@ -154,7 +154,7 @@ class RandomAllocationPLD:
     # ---- public -----------------------------------------------------------
     def delta(self, epsilon: float) -> PrivacyBracket:
         """Certified bracket [lower, upper] of delta(epsilon) for the E-epoch mechanism."""
-        eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
+        eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE) + 0.0  # -0.0 -> 0.0
         if self.epochs == 1:
             lo, hi = self._delta1(eps)
             return PrivacyBracket(lo, hi, quantity="delta", at=eps, tolerance=self.tolerance,
@@ -195,7 +195,7 @@ class RandomAllocationPLD:
         av = V.check_closed_unit("a", a)
         if n_eps is not None:
             n_eps = V.check_count("n_eps", n_eps, minimum=2)
-        tol = float(V.check_open_unit("tol", tol))
+        tol = V.check_scalar("tol", tol, V.Constraint.OPEN_UNIT)
         eps, d_up = self._supporting_grid(n_eps, tol)
         f = evaluate(np.atleast_1d(av).ravel(), eps, d_up)
         return V.scalar_or_array(f.reshape(np.shape(av)))
@@ -232,7 +232,7 @@ class RandomAllocationPLD:
         error of the delta bracket, or epsilon beyond 1e4); issues a
         :class:`dpbounds.PrecisionWarning` where the bracket misses ``tolerance``.
         """
-        d = float(V.check_open_unit("delta", delta))
+        d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         note = ""
         if self.epochs == 1:
             lo, hi = invert(self._delta1, d, self._law.eps_start(d))

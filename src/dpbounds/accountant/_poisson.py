@@ -437,7 +437,7 @@ class PoissonPLD:
     def _init(self, segs: list[tuple[float, float, int]], tolerance: float, max_lattice: int) -> None:
         self.segments = tuple(segs)
         self.steps = sum(t for _, _, t in segs)
-        self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
         self.max_lattice = check_max_lattice(max_lattice)
         self.lattice_spacing = math.nan
         self.lattice_needed = 0
@@ -617,7 +617,7 @@ class PoissonPLD:
         >>> 0.0 < lo <= hi < 0.01
         True
         """
-        eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
+        eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE) + 0.0  # -0.0 -> 0.0
         res = self._refine(lambda h: self._delta_at(eps, h), lambda b: eps,
                            self._spacing_for(max(eps, self._mu)), (0.0, 1.0))
         return self._bracket(res, "delta", eps, warn=False)
@@ -650,7 +650,7 @@ class PoissonPLD:
         >>> 1.82 < lo <= hi < 1.84
         True
         """
-        d = float(V.check_open_unit("delta", delta))
+        d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         guess = float(_gdp_epsilon(d, self._mu)) if self._mu > 0 else 1.0
         if not math.isfinite(guess):
             guess = 1.0
@@ -677,10 +677,10 @@ class PoissonPLD:
 
 
 def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, float, int]:
-    s = float(V.check_finite_positive(prefix + "noise_multiplier", sigma))
-    qa = V.check_constraint(prefix + "sample_rate", q, V.Constraint.HALF_OPEN_UNIT)
-    steps = int(V.check_rounds(prefix + "steps", t, minimum=1))
-    return s, float(qa), steps
+    s = V.check_scalar(prefix + "noise_multiplier", sigma, V.Constraint.FINITE_POSITIVE)
+    qa = V.check_rate(prefix + "sample_rate", q)
+    steps = V.check_count(prefix + "steps", t, minimum=1)
+    return s, qa, steps
 
 
 def _conv(acc: tuple[int, FArr] | None, new: tuple[int, FArr, float],

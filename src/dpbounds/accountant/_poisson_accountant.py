@@ -51,7 +51,7 @@ class PoissonAccountant(PrivacyAccountant):
                  dataset_size: int | None = None, batch_size: int | None = None,
                  tolerance: float = 2e-3, max_lattice: int = 2 ** 21):
         super().__init__()
-        self.tolerance = float(V.check_open_unit("tolerance", tolerance))
+        self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
         self.max_lattice = check_max_lattice(max_lattice)
         start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
         if start is not None:
@@ -72,5 +72,5 @@ class PoissonAccountant(PrivacyAccountant):
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
         """Certified bracket of delta(epsilon) after the recorded steps."""
-        eps = float(V.check_finite_positive("epsilon", epsilon)) if epsilon != 0 else 0.0
+        eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE) + 0.0  # -0.0 -> 0.0
         return self._pld().delta(eps)

@@ -44,8 +44,8 @@ class PrivacyAccountant(abc.ABC):
 
     # ---------------------------------------------------------------- recording
     def _check_step(self, noise_multiplier: float, sample_rate: float) -> tuple[float, float]:
-        s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
-        q = float(V.check_rate("sample_rate", sample_rate))
+        s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
+        q = V.check_rate("sample_rate", sample_rate)
         return s, q
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
@@ -167,7 +167,7 @@ def initial_steps(noise_multiplier: float | None, sample_rate: float | None, ste
             raise DPBoundsError("dataset_size and batch_size go together (sample_rate = batch_size / dataset_size)")
         n = V.check_count("dataset_size", dataset_size, minimum=1)
         b = V.check_count("batch_size", batch_size, minimum=1, maximum=n)
-        if sample_rate is not None and float(sample_rate) != b / n:
+        if sample_rate is not None and V.check_rate("sample_rate", sample_rate) != b / n:
             raise DPBoundsError(f"sample_rate={sample_rate!r} contradicts batch_size / dataset_size = {b / n!r}")
         sample_rate = b / n
     if steps is not None and epochs is not None:
@@ -178,12 +178,12 @@ def initial_steps(noise_multiplier: float | None, sample_rate: float | None, ste
         return None
     if sample_rate is None:
         raise DPBoundsError("sample_rate (or dataset_size and batch_size) is needed with noise_multiplier")
-    s = float(V.check_finite_positive("noise_multiplier", noise_multiplier))
-    q = float(V.check_rate("sample_rate", sample_rate))
+    s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
+    q = V.check_rate("sample_rate", sample_rate)
     if steps is None and epochs is None:
         raise DPBoundsError("give steps or epochs with noise_multiplier (or record steps with step())")
     if epochs is not None:
-        e = float(V.check_finite_positive("epochs", epochs))
+        e = V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
         n_steps = int(e / q)
         if n_steps < 1:
             raise DPBoundsError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._law import SingleEpochLaw
@@ -79,6 +80,10 @@ def law_for(sigma: float, M: float, purpose: Purpose = "curve") -> SingleEpochLa
     ``"curve"``: trade-off curve and single-epoch delta (window tails 1e-13); ``"tv"``: TV / the
     largest gap (tails 1e-16); ``"compose"``: E > 1 lattices (needs ``supports_lattice``).
     """
+    # public: the parameters are checked here (the accountants pass checked floats, unchanged)
+    sigma = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
+    M = V.check_scalar("M", M, V.Constraint.INTEGER_GE_2)
+    V.check_choice("purpose", purpose, ("curve", "tv", "compose"))
     tail = 1e-16 if purpose == "tv" else 1e-13
     law: SingleEpochLaw | None = _fourier_if_ok(sigma, M, tail)
     if law is not None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from dpbounds._errors import DPBoundsError
 from dpbounds import PrecisionWarning, PrivacyBracket, RandomAllocationAccountant
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, EXIT_TOLERANCE_MISSED, emit_json, writing
 
@@ -26,8 +26,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                "  dpbounds epsilon --sigma 1 --rounds 1e6 --delta 0.05 --method closed_form")
     add_json_flag(p)
     p.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma, e.g. 1.1")
-    p.add_argument("--rounds", type=whole, required=True, help="rounds (steps) per epoch M, e.g. 234 or 1e4")
-    p.add_argument("--epochs", type=whole, default=1, help="number of epochs E")
+    p.add_argument("--rounds", type=count, required=True, help="rounds (steps) per epoch M, e.g. 234 or 1e4")
+    p.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     p.add_argument("--delta", type=real, required=True, help="target delta, e.g. 1e-5")
     p.add_argument("--method", choices=RandomAllocationAccountant.METHODS, default="exact",
                    help="exact: certified bracket; closed_form: Theorem 3.1 bound; "
@@ -47,10 +47,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                "  dpbounds curve --sigma 1 --rounds 100 --epochs 3 --points 201 --out curve.png")
     add_json_flag(c)
     c.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma, e.g. 1")
-    c.add_argument("--rounds", type=whole, required=True, help="rounds per epoch M, e.g. 100 or 1e4")
-    c.add_argument("--epochs", type=whole, default=1,
+    c.add_argument("--rounds", type=count, required=True, help="rounds per epoch M, e.g. 100 or 1e4")
+    c.add_argument("--epochs", type=count, default=1,
                    help="E > 1 writes a certified LOWER bound on the E-epoch curve (err column = nan)")
-    c.add_argument("--points", type=whole, default=101, help="number of points a in [0, 1] (at least 2)")
+    c.add_argument("--points", type=count, default=101, help="number of points a in [0, 1] (at least 2)")
     c.add_argument("--out", required=True, help="output file: curve.csv, or curve.png (PNG needs matplotlib)")
     c.set_defaults(func=_curve)
 

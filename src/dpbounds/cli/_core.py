@@ -5,7 +5,7 @@ import argparse
 import math
 from typing import Any
 
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_coefficient, add_json_flag
 from dpbounds.cli._output import EXIT_NOT_VALID, EXIT_OK, Column, emit_json, print_table
 from dpbounds.epochs import per_epoch_delta
@@ -139,7 +139,7 @@ def register(sub: Any) -> None:
         epilog="example:\n  dpbounds rounds --sigma 1 --delta 0.01\n"
                "  dpbounds rounds --sigma 1 --delta 1e-5 --epochs 4 --coefficient simplified")
     p.add_argument("--delta", type=real, required=True, help="target delta (the total over the epochs), e.g. 1e-5")
-    p.add_argument("--epochs", type=whole, default=1, help="number of epochs E")
+    p.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     p.add_argument("--validity-at", choices=("delta_min", "target"), default="delta_min",
                    help="which delta enters the theorem's condition (2): delta_min or the target delta")
     p.add_argument("--clip-norm", type=real, default=1.0, help="clipping norm C, for the minimum dataset size")
@@ -154,5 +154,5 @@ def register(sub: Any) -> None:
                     "(exit status 1 when it does not).",
         epilog="example:\n  dpbounds delta --sigma 1 --rounds 1e6\n"
                "  dpbounds delta --sigma 1 --rounds 1e6 --coefficient simplified --json")
-    p.add_argument("--rounds", type=whole, required=True, help="rounds per epoch M, e.g. 1e6")
+    p.add_argument("--rounds", type=count, required=True, help="rounds per epoch M, e.g. 1e6")
     p.set_defaults(func=_delta)

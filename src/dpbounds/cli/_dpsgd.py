@@ -19,7 +19,7 @@ from dpbounds import (
     gdp_mu_random_allocation,
 )
 from dpbounds import _validation as V
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, EXIT_TOLERANCE_MISSED, Column, emit_json, print_table
 from dpbounds.rdp import PoissonGaussian, RDPAccountant, SubsampledGaussianWOR
@@ -28,13 +28,13 @@ __all__ = ["register"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset-size", type=whole, required=True, metavar="N",
+    p.add_argument("--dataset-size", type=count, required=True, metavar="N",
                    help="number of training examples N, e.g. 60000 or 6e4")
-    p.add_argument("--batch-size", type=whole, required=True, metavar="B",
+    p.add_argument("--batch-size", type=count, required=True, metavar="B",
                    help="(expected) batch size B, e.g. 256")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--epochs", type=real, metavar="E", help="passes over the data, e.g. 10")
-    g.add_argument("--steps", type=whole, metavar="T", help="training steps instead of epochs, e.g. 2340")
+    g.add_argument("--steps", type=count, metavar="T", help="training steps instead of epochs, e.g. 2340")
     p.add_argument("--delta", type=real, default=1e-5, help="target delta")
     add_json_flag(p)
 

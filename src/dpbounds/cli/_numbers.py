@@ -1,11 +1,14 @@
-"""The command line's number parsers: every numeric option goes through :func:`real` or :func:`whole`.
+"""The command line's number parsers: every numeric option goes through :func:`real`, :func:`count` or :func:`whole`.
 
-The parsers only turn text into numbers.  Whether a number is allowed (sigma > 0, delta in
-(0, 1), rounds >= 3, ...) is the API's validators' business, so a negative or zero value is
-passed on and refused there with a message that names the parameter.  What the parsers refuse
-is text that is not a number of the right kind: ``abc``, ``1.5`` where a count is wanted, and
-literals such as ``1e400`` that overflow a double (otherwise they would reach the API as inf,
-or crash ``int()``).
+The parsers turn text into numbers.  Whether a real number is allowed (sigma > 0, delta in
+(0, 1), ...) and a count's own minimum (rounds >= 3, points >= 2, ...) are the API's
+validators' business: such values are passed on and refused there with a message that names
+the parameter.  What the parsers refuse, with argparse's one line naming the option, is text
+that is not a number of the right kind: ``abc``; for a count ``1.5``, ``inf``, ``nan``, a
+negative number, and (for :func:`count`, the options that count something that must happen
+at least once) zero -- a count is never rounded; and literals such as ``1e400`` that overflow
+a double (otherwise they would reach the API as inf, or crash ``int()``).  Counts written in
+float notation (``1e6``, ``1.14e7``) are integer-valued and accepted.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import argparse
 import math
 import re
 
-__all__ = ["NEGATIVE_NUMBER", "real", "whole"]
+__all__ = ["NEGATIVE_NUMBER", "real", "whole", "count"]
 
 #: What argparse must read as a (negative) number rather than an option.  argparse's own pattern
 #: (Python < 3.13) knows only ``-1`` and ``-.5``, so ``--delta -1e-5`` failed with "expected one
@@ -42,13 +45,23 @@ def real(text: str) -> float:
 
 
 def whole(text: str) -> int:
-    """A whole number written as ``60000``, ``6e4`` or ``6.0e4`` (not ``60000.5``).
+    """A whole number >= 0 written as ``60000``, ``6e4`` or ``6.0e4`` (not ``60000.5``, ``-1``, ``inf``).
 
-    Zero and negative whole numbers are passed on: the API's validators say what the minimum is.
+    For counts where 0 means something (``--optimal-points 0``: none); see :func:`count`.
     """
+    return _integer(text, 0)
+
+
+def count(text: str) -> int:
+    """A whole number >= 1 (a count of epochs, rounds, examples, points, workers, ...), as :func:`whole`."""
+    return _integer(text, 1)
+
+
+def _integer(text: str, minimum: int) -> int:
     value = _float(text)
-    if not math.isfinite(value) or value != math.floor(value):
-        raise argparse.ArgumentTypeError(f"must be a whole number (such as 100 or 1e4), got {text!r}")
-    if abs(value) > _WHOLE_MAX:
+    if not math.isfinite(value) or value != math.floor(value) or value < minimum:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number >= {minimum} (such as 100 or 1e4), got {text!r}")
+    if value > _WHOLE_MAX:
         raise argparse.ArgumentTypeError(f"{text!r} is too large: whole numbers must be <= 2^53")
     return int(value)

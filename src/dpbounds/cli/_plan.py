@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_coefficient, add_json_flag
 from dpbounds.cli._output import EXIT_OK, emit_json
 from dpbounds.planner import plan
@@ -41,11 +41,13 @@ def parse_sigma(text: str | None) -> Any:
         if len(parts) != 3 or scale not in ("log", "lin"):
             raise DPBoundsError(f"--sigma must be a list such as 0.5,1,2 or a range START:STOP:NUM[:log|lin], got {text!r}")
         try:
-            start, stop, num = float(real(parts[0])), float(real(parts[1])), whole(parts[2])
+            start, stop = float(real(parts[0])), float(real(parts[1]))
         except argparse.ArgumentTypeError as exc:
             raise DPBoundsError(f"--sigma {text!r}: {exc}") from None
-        if num < 1:
-            raise DPBoundsError(f"--sigma {text!r}: NUM must be >= 1, got {num}")
+        try:
+            num = count(parts[2])
+        except argparse.ArgumentTypeError as exc:
+            raise DPBoundsError(f"--sigma {text!r}: NUM {exc}") from None
         if scale == "log":
             if not (start > 0 and stop > 0):
                 raise DPBoundsError(f"--sigma {text!r}: a log range needs START and STOP > 0")
@@ -66,11 +68,11 @@ def register(subparsers: Any) -> None:
                "  dpbounds plan --dataset-size 1.14e7 --delta 0.01 --accountant exact --epsilon 0 --sigma 0.5,1,2\n"
                "  dpbounds plan --dataset-size 1e6 --delta 1e-3 --epochs 4 --sigma 0.5:4:30:log --json")
     add_json_flag(p)
-    p.add_argument("--dataset-size", type=whole, required=True, help="N, number of examples, e.g. 1.14e7")
+    p.add_argument("--dataset-size", type=count, required=True, help="N, number of examples, e.g. 1.14e7")
     p.add_argument("--delta", type=real, required=True, help="target delta, the total over the epochs, e.g. 0.01")
     p.add_argument("--epsilon", type=real, default=None,
                    help="target epsilon >= 0 (only with --accountant exact, where it is required)")
-    p.add_argument("--epochs", type=whole, default=1, help="number of epochs E")
+    p.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     p.add_argument("--clip-norm", type=real, default=1.0, help="clipping norm C (scales the noise)")
     p.add_argument("--accountant", choices=("theorem31", "exact"), default="theorem31",
                    help="how the target is checked: Theorem 3.1's closed form, or the exact random-allocation "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_coefficient, add_json_flag
 from dpbounds.cli._output import EXIT_OK, emit_json, writing
 
@@ -90,8 +90,8 @@ def register(subparsers: Any) -> None:
     r.add_argument("--delta", type=real, nargs="+", default=[1e-2, 1e-3, 1e-4, 1e-5], help="target deltas")
     r.add_argument("--sigma-min", type=real, default=0.4, help="smallest sigma")
     r.add_argument("--sigma-max", type=real, default=4.0, help="largest sigma")
-    r.add_argument("--points", type=whole, default=241, help="number of sigma values (log-spaced)")
-    r.add_argument("--epochs", type=whole, default=1, help="epochs E (delta is the total over E epochs)")
+    r.add_argument("--points", type=count, default=241, help="number of sigma values (log-spaced)")
+    r.add_argument("--epochs", type=count, default=1, help="epochs E (delta is the total over E epochs)")
     r.set_defaults(func=_rounds)
 
     t = plots.add_parser("tradeoff", help="trade-off curves f(a): G_mu, Theorem 3.1, CLT, Edgeworth, exact",
@@ -103,8 +103,8 @@ def register(subparsers: Any) -> None:
                                 "  dpbounds plot tradeoff --sigma 1.1 --rounds 234 --epochs 10 -o e10.png")
     add_output_options(t, "tradeoff")
     t.add_argument("--sigma", type=real, default=1.0, help="noise multiplier sigma")
-    t.add_argument("--rounds", type=whole, default=1_000_000, help="rounds per epoch M")
-    t.add_argument("--epochs", type=whole, default=1, help="number of epochs E")
+    t.add_argument("--rounds", type=count, default=1_000_000, help="rounds per epoch M")
+    t.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     add_coefficient(t)
     t.set_defaults(func=_tradeoff)
 
@@ -115,9 +115,9 @@ def register(subparsers: Any) -> None:
                          epilog="example:\n  dpbounds plot epsilon --sigma 1.1 --rounds 234 --epochs 1 10 100")
     add_output_options(e, "epsilon")
     e.add_argument("--sigma", type=real, default=1.1, help="noise multiplier sigma")
-    e.add_argument("--rounds", type=whole, default=234, help="rounds per epoch M (Poisson rate 1/M)")
+    e.add_argument("--rounds", type=count, default=234, help="rounds per epoch M (Poisson rate 1/M)")
     e.add_argument("--delta", type=real, default=1e-5, help="target delta")
-    e.add_argument("--epochs", type=whole, nargs="+", default=[1, 2, 3, 5, 10, 20, 30, 50, 100],
+    e.add_argument("--epochs", type=count, nargs="+", default=[1, 2, 3, 5, 10, 20, 30, 50, 100],
                    help="epoch counts")
     e.add_argument("--tolerance", type=real, default=2e-3, help="relative width of the exact brackets")
     e.set_defaults(func=_epsilon)

@@ -10,7 +10,7 @@ import argparse
 from typing import Any, Callable
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real, whole
 from dpbounds.cli._plot import add_output_options, write_figure
 
 __all__ = ["register"]
@@ -76,9 +76,9 @@ def register(plot_subparsers: Any) -> None:
                "  dpbounds plot rdp-bounds --mechanisms gaussian --sigma 2 --alpha-max 1000")
     add_output_options(r, "rdp-bounds")
     _add_regime(r)
-    r.add_argument("--alpha-max", type=whole, default=10_000,
+    r.add_argument("--alpha-max", type=count, default=10_000,
                    help="largest order (the Laplace and randomized-response bounds cost ~alpha-max^2)")
-    r.add_argument("--points", type=whole, default=60, help="number of log-spaced orders")
+    r.add_argument("--points", type=count, default=60, help="number of log-spaced orders")
     r.set_defaults(func=_rdp_bounds)
 
     c = plot_subparsers.add_parser(
@@ -93,9 +93,9 @@ def register(plot_subparsers: Any) -> None:
     add_output_options(c, "composition")
     _add_regime(c)
     c.add_argument("--delta", type=real, default=1e-8, help="target delta")
-    c.add_argument("--k-min", type=whole, default=1, help="smallest number of compositions")
-    c.add_argument("--k-max", type=whole, default=600_000, help="largest number of compositions")
-    c.add_argument("--points", type=whole, default=25, help="number of log-spaced k")
+    c.add_argument("--k-min", type=count, default=1, help="smallest number of compositions")
+    c.add_argument("--k-max", type=count, default=600_000, help="largest number of compositions")
+    c.add_argument("--points", type=count, default=25, help="number of log-spaced k")
     c.add_argument("--conversion", choices=("improved", "classic"), default="improved",
                    help="the accountant's RDP -> (eps, delta) conversion (the paper used classic)")
     c.add_argument("--bound", choices=("improved", "theorem9"), default="improved",

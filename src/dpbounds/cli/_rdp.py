@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from dpbounds._errors import DPBoundsError
 from dpbounds import RandomAllocationAccountant
 from dpbounds import _validation as V
-from dpbounds.cli._numbers import real, whole
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, Column, emit_json, print_table
 from dpbounds.rdp import PoissonGaussian, RDPAccountant, SubsampledGaussianWOR
@@ -36,8 +36,8 @@ def register(subparsers: Any) -> None:
         epilog="example:\n  dpbounds rdp --sigma 1.1 --dataset-size 60000 --batch-size 256 --epochs 10 --delta 1e-5")
     add_json_flag(p)
     p.add_argument("--sigma", type=real, required=True, help="noise multiplier (noise std / clip norm C), e.g. 1.1")
-    p.add_argument("--dataset-size", type=whole, required=True, help="N, number of records, e.g. 60000 or 6e4")
-    p.add_argument("--batch-size", type=whole, required=True, help="expected batch size B (rate B/N), e.g. 256")
+    p.add_argument("--dataset-size", type=count, required=True, help="N, number of records, e.g. 60000 or 6e4")
+    p.add_argument("--batch-size", type=count, required=True, help="expected batch size B (rate B/N), e.g. 256")
     p.add_argument("--epochs", type=real, default=1.0,
                    help="E passes over the data (Poisson and without replacement: ceil(E N / B) steps; "
                         "random allocation: ceil(E) whole epochs of N // B rounds)")

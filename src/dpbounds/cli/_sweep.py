@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.cli._numbers import whole
+from dpbounds.cli._numbers import count
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, emit_json, writing
 
@@ -72,10 +72,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--list", action="store_true", help="list the quantities with their axes and options, and exit")
     p.add_argument("-o", "--out", default=None, help="output file, .parquet or .csv (default: CSV on stdout)")
     p.add_argument("--zip", action="store_true", default=None, help="the axes are point lists of equal length")
-    p.add_argument("--chunk-size", type=whole, default=None, help="points per chunk (default: per quantity)")
+    p.add_argument("--chunk-size", type=count, default=None, help="points per chunk (default: per quantity)")
     p.add_argument("--engine", choices=("local", "processes", "dask"), default=None,
                    help="where chunks are evaluated (default: local)")
-    p.add_argument("--workers", type=whole, default=None, help="processes of --engine processes (default: CPUs)")
+    p.add_argument("--workers", type=count, default=None, help="processes of --engine processes (default: CPUs)")
     p.add_argument("--resume", action="store_true", default=None, help="continue an interrupted sweep into -o")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only on a terminal, for sweeps over a second)")

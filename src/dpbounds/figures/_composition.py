@@ -10,7 +10,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds.composition import subsampled_epsilon
 from dpbounds.figures._canvas import new_figure
-from dpbounds.figures._regimes import MECHANISMS, Regime, check_mechanisms, resolve, scalar
+from dpbounds.figures._regimes import MECHANISMS, Regime, check_mechanisms, resolve
 from dpbounds.rdp import RDPAccountant
 
 __all__ = ["composition_figure", "COMPOSITION_LABELS"]
@@ -114,7 +114,7 @@ def composition_figure(regime: str = "high", *, sigma: float | None = None, lapl
     >>> fig.savefig("composition.png")  # doctest: +SKIP
     """
     reg = resolve(regime, sigma, laplace_b, rr_p, gamma)
-    d = scalar("delta", delta, V.Constraint.OPEN_UNIT)
+    d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
     lo = V.check_count("k_min", k_min, minimum=1, maximum=10 ** 9 - 1)
     hi = V.check_count("k_max", k_max, minimum=lo + 1, maximum=10 ** 9)
     n = V.check_count("points", points, minimum=2)

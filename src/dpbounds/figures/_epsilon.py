@@ -31,7 +31,7 @@ def epsilon_series(sigma: float, rounds: float, delta: float, epochs: Sequence[i
     steps), an upper bound only, so lower = upper.
     """
     s, m = check_sigma_rounds(sigma, rounds)
-    d = float(V.check_open_unit("delta", delta))
+    d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
     es = [V.check_count("epochs", e, minimum=1) for e in epochs]
     if not es:
         raise DPBoundsError("epochs must hold at least one epoch count")

@@ -17,7 +17,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds.rdp import Laplace, Mechanism, RandomizedResponse, SubsampledGaussianWOR, SubsampledWOR
 
-__all__ = ["REGIMES", "MECHANISMS", "Regime", "resolve", "check_mechanisms", "scalar"]
+__all__ = ["REGIMES", "MECHANISMS", "Regime", "resolve", "check_mechanisms"]
 
 #: The paper's regimes: the base mechanisms' parameters (sigma, b, p).
 REGIMES = {"high": (5.0, 2.0, 0.6), "low": (1.0, 0.5, 0.9)}
@@ -71,9 +71,9 @@ def resolve(regime: str, sigma: float | None, laplace_b: float | None, rr_p: flo
     """The regime's parameters with any given override, validated (DPBoundsError naming the parameter)."""
     r = V.check_choice("regime", regime, tuple(REGIMES))
     s0, b0, p0 = REGIMES[r]
-    s = scalar("sigma", s0 if sigma is None else sigma, V.Constraint.FINITE_POSITIVE)
-    b = scalar("laplace_b", b0 if laplace_b is None else laplace_b, V.Constraint.FINITE_POSITIVE)
-    p = scalar("rr_p", p0 if rr_p is None else rr_p, V.Constraint.OPEN_UNIT)
+    s = V.check_scalar("sigma", s0 if sigma is None else sigma, V.Constraint.FINITE_POSITIVE)
+    b = V.check_scalar("laplace_b", b0 if laplace_b is None else laplace_b, V.Constraint.FINITE_POSITIVE)
+    p = V.check_scalar("rr_p", p0 if rr_p is None else rr_p, V.Constraint.OPEN_UNIT)
     if not p > 0.5:
         # p < 1/2 is the same mechanism with the answers swapped; p = 1/2 has no privacy loss
         # at all, which a log-scale axis cannot show
@@ -92,11 +92,3 @@ def check_mechanisms(mechanisms: str | Iterable[str]) -> tuple[str, ...]:
     if len(set(names)) != len(names):
         raise DPBoundsError(f"mechanisms must not repeat a name, got {list(names)!r}")
     return names
-
-
-def scalar(name: str, value: object, constraint: V.Constraint) -> float:
-    """One number obeying ``constraint`` (DPBoundsError naming ``name`` otherwise)."""
-    arr = V.check_constraint(name, value, constraint)
-    if arr.ndim != 0:
-        raise DPBoundsError(f"{name} must be a single number, got an array of shape {arr.shape}")
-    return float(arr)

@@ -56,8 +56,8 @@ def rounds_figure(*, deltas: Sequence[float] = ROUNDS_DELTAS, sigma_min: float =
     dv = [float(d) for d in np.atleast_1d(V.check_open_unit("deltas", list(deltas))).ravel()]
     if not dv:
         raise DPBoundsError("deltas must hold at least one delta")
-    lo = float(V.check_finite_positive("sigma_min", sigma_min))
-    hi = float(V.check_finite_positive("sigma_max", sigma_max))
+    lo = V.check_scalar("sigma_min", sigma_min, V.Constraint.FINITE_POSITIVE)
+    hi = V.check_scalar("sigma_max", sigma_max, V.Constraint.FINITE_POSITIVE)
     if not hi > lo:
         raise DPBoundsError(f"sigma_max must be > sigma_min, got {hi:g} <= {lo:g}")
     n = V.check_count("points", points, minimum=2)

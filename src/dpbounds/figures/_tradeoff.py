@@ -98,7 +98,7 @@ def tradeoff_figure(sigma: float = 1.0, rounds: float = 1e6, epochs: int = 1, *,
     ['G_mu, asymptotic mu = 0.04147', 'Theorem 3.1 lower bound (exact coefficient)']
     """
     V.check_choice("coefficient", coefficient, ("exact", "simplified"))
-    t = float(V.check_open_unit("tol", tol))
+    t = V.check_scalar("tol", tol, V.Constraint.OPEN_UNIT)
     curves = tradeoff_curves(sigma, rounds, epochs, coefficient)
     fig = new_figure(10.0, 4.6)
     ax_f, ax_g = fig.subplots(1, 2)

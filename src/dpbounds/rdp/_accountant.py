@@ -107,7 +107,7 @@ class RDPAccountant(PrivacyAccountant):
             if o.size > ORDERS_MAX:  # each query evaluates every mechanism at every order
                 raise DPBoundsError(f"orders must hold at most {ORDERS_MAX:,} orders (the memory cap), got {o.size:,}")
             self.orders = o
-        mo = float(max_order)
+        mo = V.check_scalar("max_order", max_order, V.Constraint.REAL)
         if not (2.0 <= mo <= 1e6):
             raise DPBoundsError(f"max_order must be in [2, 1e6], got {max_order!r}")
         self.max_order = mo
@@ -151,7 +151,7 @@ class RDPAccountant(PrivacyAccountant):
 
     def get_epsilon_bracket(self, delta: float) -> PrivacyBracket:
         """[0, epsilon(delta)]: RDP conversion gives an upper bound only (``method`` names skipped orders)."""
-        d = float(V.check_open_unit("delta", delta))
+        d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         obj = self._objective("eps", d)
         v, a = self._minimise(obj)
         return PrivacyBracket(0.0, v, quantity="epsilon", at=d, tolerance=math.inf,
@@ -160,8 +160,8 @@ class RDPAccountant(PrivacyAccountant):
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
         """[0, delta(epsilon)]: RDP conversion gives an upper bound only (``method`` names skipped orders)."""
-        e = V.check_constraint("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
-        obj = self._objective("delta", float(e))
+        e = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
+        obj = self._objective("delta", e)
         v, a = self._minimise(obj, scan_all=True)
         dv = math.exp(v) if v > -745 else 0.0
         return PrivacyBracket(0.0, dv, quantity="delta", at=float(epsilon), tolerance=math.inf,
@@ -320,7 +320,7 @@ class RDPAccountant(PrivacyAccountant):
         Orders where the composed curve is NaN are skipped (see the class Notes;
         :meth:`get_epsilon_bracket` says how many); none usable raises DPBoundsError.
         """
-        d = float(V.check_open_unit("delta", delta))
+        d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         v, a = self._minimise(self._objective("eps", d))
         return (v, a) if return_order else v
 
@@ -331,8 +331,8 @@ class RDPAccountant(PrivacyAccountant):
         found: the delta objective has a local minimum near alpha = 1 (its total-variation
         bound) besides the conversion's own.
         """
-        e = V.check_constraint("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
-        v, a = self._minimise(self._objective("delta", float(e)), scan_all=True)
+        e = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
+        v, a = self._minimise(self._objective("delta", e), scan_all=True)
         dv = math.exp(v) if v > -745 else 0.0
         return (dv, a) if return_order else dv
 
@@ -360,6 +360,8 @@ class RDPAccountant(PrivacyAccountant):
         already suffices, inf if even ``sigma_max`` does not.
         """
         target = _calib_args(epsilon, delta, steps, rate, sampling)
+        rtol = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
+        sigma_max = V.check_scalar("sigma_max", sigma_max, V.Constraint.FINITE_POSITIVE)
 
         def eps_of(s: float) -> float:
             return float(RDPAccountant._dpsgd(s, rate, steps, sampling, bound, mode, orders,
@@ -385,6 +387,7 @@ class RDPAccountant(PrivacyAccountant):
                   steps_max: float = 1e12) -> float:
         """Largest integer number of steps with eps(delta) <= epsilon (0 if none; inf above ``steps_max``)."""
         target = _calib_args(epsilon, delta, 1.0, rate, sampling)
+        steps_max = V.check_scalar("steps_max", steps_max, V.Constraint.FINITE_POSITIVE)
 
         def ok(k: float) -> bool:
             return float(RDPAccountant._dpsgd(sigma, rate, k, sampling, bound, mode, orders,
@@ -412,6 +415,7 @@ class RDPAccountant(PrivacyAccountant):
                           rtol: float = 1e-6) -> float:
         """Largest sampling rate (to relative ``rtol``, rounded down) with eps(delta) <= epsilon (0 if none)."""
         target = _calib_args(epsilon, delta, steps, 0.5, sampling)
+        rtol = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
 
         def ok(r: float) -> bool:
             return float(RDPAccountant._dpsgd(sigma, r, steps, sampling, bound, mode, orders,
@@ -462,8 +466,9 @@ def _skipped(obj: _Objective) -> str:
 
 def _calib_args(epsilon: float, delta: float, steps: float, rate: float, sampling: str) -> float:
     V.check_choice("sampling", sampling, ("poisson", "wor"))
-    V.check_finite_positive("epsilon", epsilon)
-    V.check_open_unit("delta", delta)
-    V.check_finite_positive("steps", steps)
-    V.check_constraint("rate", rate, V.Constraint.HALF_OPEN_UNIT)
-    return float(epsilon)
+    target = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_POSITIVE)
+    V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
+    V.check_scalar("steps", steps, V.Constraint.FINITE_POSITIVE)
+    V.check_scalar("rate", rate, V.Constraint.HALF_OPEN_UNIT)
+    return target
+

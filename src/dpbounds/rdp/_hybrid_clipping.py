@@ -50,7 +50,7 @@ def hypercube_noise(V_half: Any, rho: float) -> NoiseAllocation:
     rank -- as the paper states).  Isotropic baseline: d ||V||_2^2 / (2 rho).
     """
     v = V.check_finite_positive("V", V_half).ravel()
-    r = float(V.check_finite_positive("rho", rho))
+    r = V.check_scalar("rho", rho, V.Constraint.FINITE_POSITIVE)
     l1 = float(v.sum())
     var = v * l1 / (2 * r)
     iso = v.size * float(np.sum(v * v)) / (2 * r)
@@ -71,7 +71,7 @@ def hybrid_noise(c2: Any, ranks: Any, rho: float) -> NoiseAllocation:
     rk = V.check_rounds("ranks", ranks, minimum=1).ravel()
     if c.size != rk.size:
         raise DPBoundsError(f"c2 and ranks must have the same length, got {c.size} and {rk.size}")
-    r = float(V.check_finite_positive("rho", rho))
+    r = V.check_scalar("rho", rho, V.Constraint.FINITE_POSITIVE)
     sc = float(np.sum(c * np.sqrt(rk)))
     var = (c / np.sqrt(rk)) * sc / (2 * r)
     d = float(rk.sum())
@@ -130,11 +130,11 @@ def coordinatewise_poisson(alpha: Any, sigma: float, q: float, c_p: float, c_inf
     """
     V.check_choice("form", form, ("vertex", "relaxed"))
     a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
-    s = float(V.check_finite_positive("sigma", sigma))
-    qq = float(V.check_closed_unit("q", q))
-    cp = float(V.check_finite_positive("c_p", c_p))
-    ci = float(V.check_finite_positive("c_inf", c_inf))
-    pp = float(V.check_finite_positive("p", p))
+    s = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
+    qq = V.check_scalar("q", q, V.Constraint.CLOSED_UNIT)
+    cp = V.check_scalar("c_p", c_p, V.Constraint.FINITE_POSITIVE)
+    ci = V.check_scalar("c_inf", c_inf, V.Constraint.FINITE_POSITIVE)
+    pp = V.check_scalar("p", p, V.Constraint.FINITE_POSITIVE)
     if pp > 2:
         raise DPBoundsError(f"p must be in (0, 2], got {p!r}")
     k, rem = _vertex(cp, ci, pp, d)
@@ -158,9 +158,9 @@ def coordinatewise_limit(alpha: Any, sigma: float, q: float, c2: float) -> Any:
     (p = 2.)  Input-wise sampling at small q gives alpha q^2 (e^{2 tau} - 1)/2 instead.
     """
     a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
-    s = float(V.check_finite_positive("sigma", sigma))
-    qq = float(V.check_closed_unit("q", q))
-    c = float(V.check_finite_positive("c2", c2))
+    s = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
+    qq = V.check_scalar("q", q, V.Constraint.CLOSED_UNIT)
+    c = V.check_scalar("c2", c2, V.Constraint.FINITE_POSITIVE)
     return V.scalar_or_array(a * qq * qq * c * c / (2 * s * s))
 
 
@@ -196,12 +196,12 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
     Fractional alpha: CGF interpolation.  NOT the paper's printed (8), which was unavailable.
     """
     a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
-    s = float(V.check_finite_positive("sigma", sigma))
-    r1 = float(V.check_closed_unit("q1", q1))
-    r2 = float(V.check_closed_unit("q2", q2))
-    cp = float(V.check_finite_positive("c_p", c_p))
-    ci = float(V.check_finite_positive("c_inf", c_inf))
-    pp = float(V.check_finite_positive("p", p))
+    s = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
+    r1 = V.check_scalar("q1", q1, V.Constraint.CLOSED_UNIT)
+    r2 = V.check_scalar("q2", q2, V.Constraint.CLOSED_UNIT)
+    cp = V.check_scalar("c_p", c_p, V.Constraint.FINITE_POSITIVE)
+    ci = V.check_scalar("c_inf", c_inf, V.Constraint.FINITE_POSITIVE)
+    pp = V.check_scalar("p", p, V.Constraint.FINITE_POSITIVE)
     if pp > 2:
         raise DPBoundsError(f"p must be in (0, 2], got {p!r}")
     kv, rem = _vertex(cp, ci, pp, d)
@@ -239,7 +239,7 @@ def poisson_general(alpha: Any, base_rdp: Callable[[Any], Any], q: float, tight:
     Zhu-Wang's extra condition, e.g. the Gaussian).  Integer orders, CGF-interpolated between.
     """
     a = V.check_constraint("alpha", alpha, V.Constraint.ORDER_TO_1E4)
-    qq = float(V.check_closed_unit("q", q))
+    qq = V.check_scalar("q", q, V.Constraint.CLOSED_UNIT)
     fac = 1.0 if tight else 3.0
 
     def f(n: int) -> float:
