@@ -229,3 +229,79 @@ def test_put_reasons_writes_each_coded_point(pattern):
     put_reasons(dest, codes, table)
     want = np.array([table[c] if c else "keep" for c in codes], dtype=object)
     np.testing.assert_array_equal(dest, want)
+
+
+# ---------------------------------------------------------------- reason codes from the status bits
+def test_finish_codes_every_status_value_and_broken_axis():
+    """finish's whole-block arithmetic against the per-point rule: the first broken axis (declared
+    order) gives 1 + its index and a NaN value; else a non-finite value gives STATUS_BASE + bits,
+    or NONFINITE without bits; else 0.  Every int8 status value (bits >= 128 included) occurs at
+    finite, NaN and infinite values, with and without a broken axis."""
+    from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE
+    from dpbounds.sweep._sweep import plan_sweep
+
+    bits = np.tile(np.arange(256), 6)
+    n = bits.size
+    kind = np.repeat(np.arange(6), 256)            # value finite / NaN / -inf, axes valid or sigma broken
+    sigma = np.where(kind >= 3, -1.0, 1.5)
+    rounds = np.where((kind % 3 == 0) & (kind >= 3), 2.0, 1e6)   # rounds broken too where sigma is
+    plan = plan_sweep("delta_bound", {"sigma": sigma, "rounds": rounds}, zipped=True)
+    raw = np.select([kind % 3 == 1, kind % 3 == 2], [np.nan, -np.inf], 0.25)
+    status = bits.astype(np.uint8).view(np.int8)
+    want = np.zeros(n, dtype=np.int16)
+    for i in range(n):
+        if sigma[i] <= 0:
+            want[i] = 1
+        elif not np.isfinite(raw[i]):
+            want[i] = STATUS_BASE + bits[i] if bits[i] else NONFINITE
+    for lo, hi in ((0, n), (300, 1100), (1000, 1001)):
+        for out in (None, np.full(hi - lo, 12345, dtype=np.int16)):
+            values = {"delta_bound": raw[lo:hi].copy()}
+            got = _evaluate.finish(plan, lo, hi, values, status=status[lo:hi], out=out)
+            np.testing.assert_array_equal(got, want[lo:hi])
+            want_values = np.where(sigma[lo:hi] <= 0, np.nan, raw[lo:hi])
+            np.testing.assert_array_equal(_bits(values["delta_bound"]), _bits(want_values))
+    # all finite and valid: no codes at all
+    ok = plan_sweep("delta_bound", {"sigma": [1.5, 2.0], "rounds": [1e6, 1e7]}, zipped=True)
+    assert _evaluate.finish(ok, 0, 2, {"delta_bound": np.array([0.1, 0.2])},
+                            status=np.array([3, -1], dtype=np.int8)) is None
+
+
+def _no_status(a, o):
+    raise AssertionError("the fused kernel's status bits should be used, not a separate status pass")
+
+
+@pytest.mark.parametrize("zipped", [False, True])
+def test_dask_engine_uses_the_fused_status_and_equals_the_local_engine(zipped):
+    pytest.importorskip("dask", reason="dask not installed")
+    sigma, rounds = _hard_axes("exact")
+    if zipped:
+        S, M = np.meshgrid(sigma, rounds, indexing="ij")
+        axes = {"sigma": S.ravel(), "rounds": M.ravel(), "zip": True}
+    else:
+        axes = {"sigma": sigma, "rounds": rounds}
+    # the element-wise path (no separable kernel), and no separate status pass to fall back on
+    fused_only = dataclasses.replace(get_quantity("delta_bound"), outer=None, status=_no_status)
+    with np.errstate(all="ignore"):
+        ref = _run(fused_only, chunk_size=97, **axes)
+        got = _run(fused_only, chunk_size=97, engine="dask", workers=2, **axes)
+    np.testing.assert_array_equal(_bits(got["delta_bound"]), _bits(ref["delta_bound"]))
+    np.testing.assert_array_equal(got["valid"], ref["valid"])
+    np.testing.assert_array_equal(got["reason"], ref["reason"])
+    assert ref["valid"].any() and not ref["valid"].all()
+
+
+def test_dask_engine_equals_local_for_a_status_pass_quantity():
+    """tradeoff_edgeworth has no fused kernel: its reasons come from its status function."""
+    pytest.importorskip("dask", reason="dask not installed")
+    axes = dict(a=np.r_[-0.1, 0.0, 1e-12, 0.3, 0.9, 1.0], sigma=np.r_[0.02, 0.3, 1.0, 3.0],
+                rounds=np.r_[2.0, 3.0, 10.0, 1e3, 1e8])
+    res = {}
+    for engine in ("local", "dask"):
+        with np.errstate(all="ignore"):
+            r = dpbounds.sweep("tradeoff_edgeworth", chunk_size=11, engine=engine, workers=2, progress=False, **axes)
+        res[engine] = {k: np.asarray(r[k]) for k in ("tradeoff_edgeworth", "valid", "reason")}
+    np.testing.assert_array_equal(_bits(res["dask"]["tradeoff_edgeworth"]), _bits(res["local"]["tradeoff_edgeworth"]))
+    for k in ("valid", "reason"):
+        np.testing.assert_array_equal(res["dask"][k], res["local"][k])
+    assert not res["local"]["valid"].all()

@@ -5,11 +5,10 @@
   expensive point-wise quantities (exact accountants, calibration); at most two chunks per
   worker are in flight, so memory stays bounded.  The workers ignore Ctrl-C: the sweep
   decides when to stop.
-* ``dask``: the grid as dask arrays, chunked like the sweep.  Element-wise quantities apply the
-  compiled ufuncs to them (dispatch through ``__array_ufunc__``); point-wise and separable
-  quantities map :func:`~dpbounds.sweep._evaluate.evaluate_chunk` over the chunks
-  (``map_blocks``).  It runs on the active ``dask.distributed`` client if there is one
-  (``distributed.get_client()``), else on dask's default scheduler.
+* ``dask``: a dask array of the chunk numbers, :func:`~dpbounds.sweep._evaluate.evaluate_chunk`
+  mapped over it (``map_blocks``): one task per chunk, whatever the quantity.  It runs on the
+  active ``dask.distributed`` client if there is one (``distributed.get_client()``), else on
+  dask's default scheduler.
 
 All three call the same chunk functions on the same values, so their results are identical
 bit for bit.
@@ -26,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import ChunkResult, Plan, evaluate_chunk, finish
+from dpbounds.sweep._evaluate import ChunkResult, Plan, evaluate_chunk
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -99,23 +98,10 @@ def active_client() -> Any:
         return None
 
 
-def _coord_block(idx: NDArray[np.int64], plan: Plan, j: int) -> NDArray[np.float64]:
-    lo = int(idx[0])
-    return plan.grid.per_point(j, plan.grid.values[j], lo, lo + idx.shape[0])  # type: ignore[return-value]
-
-
 def _boxed(res: ChunkResult) -> NDArray[np.object_]:
     out = np.empty(1, dtype=object)
     out[0] = res
     return out
-
-
-def _finish_block(idx: NDArray[np.int64], *outputs: NDArray[np.float64], plan: Plan) -> NDArray[np.object_]:
-    lo, hi = int(idx[0]), int(idx[0]) + idx.shape[0]
-    values = {k: np.array(v, dtype=np.float64) for k, v in zip(plan.quantity.outputs, outputs)}
-    codes = finish(plan, lo, hi, values)
-    valid = np.ones(hi - lo, dtype=bool) if codes is None else codes == 0
-    return _boxed(ChunkResult(lo, hi, values, valid, codes=codes))
 
 
 def _chunk_block(i: NDArray[np.int64], plan: Plan) -> NDArray[np.object_]:
@@ -132,20 +118,11 @@ def _dask(plan: Plan, start: int, workers: int | None, buffers: Buffers = None) 
     n = plan.n_chunks - start
     if n <= 0:
         return
-    bounds = [plan.layout.bounds(i) for i in range(start, plan.n_chunks)]
-    sizes = tuple(hi - lo for lo, hi in bounds)
-    one = ((1,) * n,)
-    if plan.path == "elementwise":
-        idx = da.arange(bounds[0][0], bounds[-1][1], chunks=(sizes,), dtype=np.int64)
-        args: dict[str, Any] = dict(plan.grid.fixed)
-        for j, name in enumerate(plan.grid.names):
-            args[name] = idx.map_blocks(_coord_block, plan, j, dtype=np.float64)
-        raw = plan.quantity.compute(args, plan.options)      # the ufuncs on dask arrays
-        outs = [raw[k] for k in plan.quantity.outputs]
-        boxed = da.map_blocks(_finish_block, idx, *outs, plan=plan, dtype=object, chunks=one)
-    else:
-        chunk_ids = da.arange(start, plan.n_chunks, chunks=1, dtype=np.int64)
-        boxed = chunk_ids.map_blocks(_chunk_block, plan, dtype=object, chunks=one)
+    # One task per chunk, the local engine's own chunk function: the element-wise quantities get
+    # the values and their status bits in one pass (a fused kernel) and the reason codes of the
+    # same blocks, bit for bit the local result; only the codes travel back, not strings.
+    chunk_ids = da.arange(start, plan.n_chunks, chunks=1, dtype=np.int64)
+    boxed = chunk_ids.map_blocks(_chunk_block, plan, dtype=object, chunks=((1,) * n,))
     client = active_client()
     if client is not None:
         parallel = max(1, sum(client.nthreads().values()))

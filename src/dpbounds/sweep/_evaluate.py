@@ -1,8 +1,7 @@
 """Evaluation of one chunk of a sweep: the element-wise, separable (outer) and point-wise paths.
 
-Every engine calls the functions here on the same chunks, so the engines agree bit for bit:
-the local and process engines call :func:`evaluate_chunk`; the dask engine runs the same
-ufunc calls on dask arrays and then :func:`finish` on each block.
+Every engine calls :func:`evaluate_chunk` on the same chunks (the dask engine as one task per
+chunk), so the engines agree bit for bit.
 
 Invalid points are kept.  A point whose axis values break a constraint of the package's
 declaration table gets NaN outputs and the reason "<axis> must be <rule>"; a point where an
@@ -146,13 +145,9 @@ def _args_at(plan: Plan, lo: int, idx: NDArray[np.intp]) -> dict[str, Any]:
     return args
 
 
-#: The reason code of a non-finite point by its status bits (as finish maps them).
-_STATUS_CODES = np.array([NONFINITE] + [STATUS_BASE + bits for bits in range(1, 256)], dtype=np.int16)
-
-
 def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: bool = False,
-           status: NDArray[np.int8] | None = None,
-           finite: NDArray[np.bool_] | None = None) -> NDArray[np.int16] | None:
+           status: NDArray[np.int8] | None = None, finite: NDArray[np.bool_] | None = None,
+           out: NDArray[np.int16] | None = None) -> NDArray[np.int16] | None:
     """Reason codes of the element-wise points ``lo..hi-1`` whose raw ufunc outputs are ``values``
     (None: all valid).  Updates ``values`` in place: NaN where an axis breaks its constraint.
 
@@ -162,25 +157,36 @@ def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: boo
     called on them.  ``recompute`` (the outer path without ``status``): re-evaluate the
     non-finite points element-wise, so that they carry exactly the element-wise path's value.
     ``finite``: ``numpy.isfinite`` of the main output, if the caller has it already.
+    ``out``: an int16 array of the points' length that the codes may be written into (the
+    caller compares the returned array with it).
     """
     q = plan.quantity
     codes = _constraint_codes(plan, lo, hi)
+    broken = None
     if codes is not None:
-        bad = codes != 0
+        broken = codes != 0
         for k in q.outputs:
-            values[k][bad] = np.nan
+            values[k][broken] = np.nan
     # (the points just set to NaN are excluded below in any case)
-    nonfinite = ~(np.isfinite(values[q.outputs[0]]) if finite is None else finite)
-    if codes is not None:
-        nonfinite &= codes == 0
+    nonfinite = np.logical_not(np.isfinite(values[q.outputs[0]]) if finite is None else finite)
+    if broken is not None:
+        nonfinite &= ~broken
     if not nonfinite.any():
         return codes
     if status is not None:
-        # whole-block operations (a table look-up, a masked copy): cheaper than gathering the
-        # non-finite points
-        out: NDArray[np.int16] = _STATUS_CODES[status.view(np.uint8)]
-        np.copyto(out, 0 if codes is None else codes, where=~nonfinite)
-        return out
+        # STATUS_BASE + bits at the non-finite points, 0 elsewhere, by whole-block arithmetic on
+        # data in cache: a few cheap passes instead of a table look-up (a gather) per point.
+        # The bits are 1..255 as uint8, so STATUS_BASE + 0 marks exactly the non-finite
+        # points no bit explains.
+        c = np.empty(hi - lo, dtype=np.int16) if out is None else out
+        np.add(status.view(np.uint8), STATUS_BASE, dtype=np.int16, out=c)
+        np.multiply(c, nonfinite, out=c)
+        unexplained = c == STATUS_BASE
+        if unexplained.any():
+            c[unexplained] = NONFINITE
+        if codes is not None:
+            c += codes   # codes is 0 at the non-finite points, c is 0 at the others
+        return c
     idx = np.flatnonzero(nonfinite)
     if codes is None:
         codes = np.zeros(hi - lo, dtype=np.int16)
@@ -209,8 +215,12 @@ def _result(lo: int, hi: int, values: dict[str, NDArray[Any]], codes: NDArray[np
 
 
 #: Points per block inside an element-wise chunk: the temporaries of a block (the finiteness
-#: mask, the status bits) stay in cache (and in reused heap memory), however large the chunk.
-BLOCK = 1 << 15
+#: mask, the status bits: 1/8 of the values) stay in cache and in reused heap memory, however
+#: large the chunk.  Larger blocks cost fewer Python-level steps per point (2^15 -> 2^17 saved
+#: ~0.5 ns/pt, about 1 % of the kernel, on the 10^7-point grid of
+#: bench/report_sweep_overhead.py); smaller ones waste less when a chunk starts with the status
+#: pass on an all-valid grid (at most 1/8 of a 2^20-point chunk here).
+BLOCK = 1 << 17
 
 #: Shortest last axis of a Cartesian grid that is evaluated row by row (the other axes
 #: broadcast as columns, so no coordinate array is generated; see :meth:`Grid.pieces`):
@@ -243,6 +253,7 @@ def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] |
     q = plan.quantity
     n = hi - lo
     values = {k: (out[k] if out is not None else np.empty(n)) for k in q.outputs}
+    valid = out["valid"] if out is not None and "valid" in out else np.empty(n, dtype=bool)
     # A kernel that fills the status bits in the same pass is a little slower than the plain
     # one (its argument checks, the extra output), and the bits are needed only where a
     # result is not finite.  So a block is evaluated by the plain kernel while the previous
@@ -250,28 +261,43 @@ def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] |
     # in regions, so a block is rarely evaluated twice.  Either way the values are the same.
     # A chunk starts with the status pass: one block of plain kernel time lost per chunk on an
     # all-valid grid, none on a grid whose every block has invalid points.
-    status_buf = np.empty(min(n, BLOCK), dtype=np.int8) if _fills_status(q.compute) else None
+    m = min(n, BLOCK)
+    status_buf = np.empty(m, dtype=np.int8) if _fills_status(q.compute) else None
+    finite_buf = np.empty(m, dtype=bool)
+    # each block's codes and validity are written while the block is in cache; the codes of
+    # all-valid blocks are zeroed only if the chunk has invalid points elsewhere
+    codes = np.empty(n, dtype=np.int16)
+    clean: list[tuple[int, int]] = []
+    any_invalid = False
     with_status = True
     main = q.outputs[0]
-    codes: NDArray[np.int16] | None = None
     for b0 in range(lo, hi, BLOCK):
         b1 = min(hi, b0 + BLOCK)
-        dest = {k: v[b0 - lo:b1 - lo] for k, v in values.items()}
-        st = None if status_buf is None else status_buf[:b1 - b0]
+        i0, i1 = b0 - lo, b1 - lo
+        dest = {k: v[i0:i1] for k, v in values.items()}
+        st = None if status_buf is None else status_buf[:i1 - i0]
         _evaluate_block(plan, b0, b1, dest, st if with_status else None)
-        finite = None
+        finite = np.isfinite(dest[main], out=finite_buf[:i1 - i0])
         if st is not None:
-            finite = np.isfinite(dest[main])
             all_finite = bool(finite.all())
             if not with_status and not all_finite:
                 _evaluate_block(plan, b0, b1, dest, st)   # the same values, and now the status bits
             with_status = not all_finite
-        c = finish(plan, b0, b1, dest, status=st if with_status else None, finite=finite)
-        if c is not None:
-            if codes is None:
-                codes = np.zeros(n, dtype=np.int16)
-            codes[b0 - lo:b1 - lo] = c
-    return _result(lo, hi, values, codes, None if out is None else out.get("valid"))
+        block_codes = codes[i0:i1]
+        c = finish(plan, b0, b1, dest, status=st if with_status else None, finite=finite, out=block_codes)
+        if c is None:
+            valid[i0:i1] = True
+            clean.append((i0, i1))
+            continue
+        if c is not block_codes:
+            block_codes[...] = c
+        np.equal(block_codes, 0, out=valid[i0:i1])
+        any_invalid = True
+    if not any_invalid:
+        return ChunkResult(lo, hi, values, valid)
+    for i0, i1 in clean:
+        codes[i0:i1] = 0
+    return ChunkResult(lo, hi, values, valid, codes=codes)
 
 
 def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None) -> ChunkResult:

@@ -5,8 +5,8 @@ it mirrors), its options (choices such as the Berry-Esseen coefficient), its out
 how one chunk is computed:
 
 * ``kind="ufunc"``: closed forms.  ``compute(args, options, out=None)`` calls the compiled ufuncs of
-  :mod:`dpbounds.ufuncs` on whole arrays (numpy chunks, or dask arrays: the ufuncs dispatch
-  through ``__array_ufunc__``).  Each axis is checked against the constraint the package's
+  :mod:`dpbounds.ufuncs` on whole arrays (the sweep's chunks; dask arrays work too: the ufuncs
+  dispatch through ``__array_ufunc__``).  Each axis is checked against the constraint the package's
   ufunc declaration table gives it; ``status(args, options)`` (optional) explains, with the
   package's status bits, the points where the result is NaN or infinite.
 * ``kind="point"``: the exact accountants, calibration and Renyi-DP conversions, which take
