@@ -324,7 +324,7 @@ def epsilon(rdp_values: Any, orders: Any, delta: Any, conversion: str = "improve
     -------
     float or ndarray
         Rounded towards the safe side: never below the exact (real-arithmetic) minimum of the
-        conversion over the given orders, and at most a few ulp of the objective's largest
+        conversion over the given orders, and at most 8 ulp of the objective's largest
         term above it (measured against mpmath: docs/contract.md).  At the total-variation
         shortcut's threshold (``delta^2`` within ~1e-15 relative of ``1 - e^{-eps(alpha)}``)
         the shortcut is taken only where it certainly applies.
@@ -356,9 +356,10 @@ def delta(rdp_values: Any, orders: Any, epsilon: Any, conversion: str = "improve
     + log(1 - 1/a)) - log a), also <= sqrt(1 - e^{-eps(a)}).  Clipped to <= 1.
 
     Rounded towards the safe side: never below the exact (real-arithmetic) value, and 0 only
-    where the exact value is 0 (an order inf, or a zero curve); its logarithm is at most a few
-    ulp of the largest term of log delta above the exact one (measured against mpmath:
-    docs/contract.md), so delta itself is within a relative ~1e-13 for delta >= 1e-300.
+    where the exact value is 0 (an order inf, or a zero curve); beyond 4 ulp of delta, its
+    logarithm is at most 8 ulp of the largest term of log delta (or of 1) above the exact one
+    (measured against mpmath: docs/contract.md), so delta itself is within a relative ~1e-12
+    for delta >= 1e-300.
 
     Examples
     --------
