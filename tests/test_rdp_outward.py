@@ -77,9 +77,9 @@ def _logdelta_excess(a: float, r: float, eps: float, improved: bool) -> float:
             assert d == 0.0, (a, r, eps, conv, d)
             return 0.0
         if d_ex < 2.0 ** -1022:
-            # subnormal: the next subnormal up answers (an exact value below the smallest
-            # subnormal answers the smallest)
-            assert d <= max(float(d_ex) * (1 + 1e-12), 0.0) + 2 * 2.0 ** -1074, (a, r, eps, conv, d, d_ex)
+            # subnormal: at most 3 subnormal steps above (exp's rounding there is absolute, and an
+            # exact value below the smallest subnormal answers at least the smallest)
+            assert d <= max(float(d_ex) * (1 + 1e-12), 0.0) + 3 * 2.0 ** -1074, (a, r, eps, conv, d, d_ex)
             return 0.0
         return max(float((mp.log(mp.mpf(d)) - ld_ex - 4 * U) / (U * max(sd, 1))), 0.0)
 
