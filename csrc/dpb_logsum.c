@@ -23,10 +23,11 @@ static void central_derivatives(long n, const double *q, double h, double *d1, d
     }
 }
 
-/* out[i] += sum_j coef[j] * b[i-K-j] * interp_j(a)(i)  for j < J1 (the near part) */
-static void near_part(long n, const double *apad, long pad, const double *b, long K, long J1,
-                      int taps, const long *off, const double *w, const double *coef,
-                      double *acc, double *out)
+/* out[i] += sum_j coef[j] * b[i-K-j] * interp_j(a)(i)  for j < J1 (the near part); 1 if
+   stop(ctx) asked to give up (checked after each j), else 0 */
+static int near_part(long n, const double *apad, long pad, const double *b, long K, long J1,
+                     int taps, const long *off, const double *w, const double *coef,
+                     double *acc, double *out, dpb_logsum_stop_fn stop, void *ctx)
 {
     /* b below 1e-300 (an underflowed left tail, wide for large sums) contributes nothing */
     long fb = 0;
@@ -47,7 +48,9 @@ static void near_part(long n, const double *apad, long pad, const double *b, lon
         const double *bj = b + fb;  /* b[i - K - j] */
         double *o = out + i0;
         for (long i = 0; i < len; ++i) o[i] += cj * bj[i] * acc[i];
+        if (stop && stop(ctx)) return 1;
     }
+    return 0;
 }
 
 /* The j >= J1 part, x = e^{-d} <= tail_scale:  c(d) a(u - g(d)) = a + x (a - a') +
@@ -74,6 +77,15 @@ int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, do
                         long K, long J1, int taps, const long *off, const double *w,
                         const double *coef, double tail_scale, double *out)
 {
+    return dpb_logsum_convolve_watched(n, qx, qz, same, h, K, J1, taps, off, w, coef, tail_scale,
+                                       out, NULL, NULL);
+}
+
+int dpb_logsum_convolve_watched(long n, const double *qx, const double *qz, int same, double h,
+                                long K, long J1, int taps, const long *off, const double *w,
+                                const double *coef, double tail_scale, double *out,
+                                dpb_logsum_stop_fn stop, void *ctx)
+{
     if (n <= 0) return 0;
     long maxoff = 0;
     for (long j = 0; j < J1; ++j) {
@@ -90,13 +102,19 @@ int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, do
     memcpy(zpad + pad, qz, (size_t)n * sizeof(double));
     memset(out, 0, (size_t)n * sizeof(double));
     /* sum over j in a trapezoid of d with the interpolated larger part (doubling: both terms equal) */
-    near_part(n, xpad, pad, qz, K, J1, taps, off, w, coef, acc, out);
+    if (near_part(n, xpad, pad, qz, K, J1, taps, off, w, coef, acc, out, stop, ctx)) {
+        free(buf);
+        return 1;
+    }
     central_derivatives(n, qx, h, d1, d2);
     far_part(n, qx, d1, d2, qz, K, J1, h, tail_scale, out);
     if (same) {
         for (long i = 0; i < n; ++i) out[i] *= 2.0;
     } else {
-        near_part(n, zpad, pad, qx, K, J1, taps, off, w, coef, acc, out);
+        if (near_part(n, zpad, pad, qx, K, J1, taps, off, w, coef, acc, out, stop, ctx)) {
+            free(buf);
+            return 1;
+        }
         central_derivatives(n, qz, h, d1, d2);
         far_part(n, qz, d1, d2, qx, K, J1, h, tail_scale, out);
     }

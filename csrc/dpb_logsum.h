@@ -33,4 +33,14 @@ int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, do
                         long K, long J1, int taps, const long *off, const double *w,
                         const double *coef, double tail_scale, double *out);
 
+/* As dpb_logsum_convolve, asking ``stop(ctx)`` after each near-part node j (O(n taps) work, well
+ * under a millisecond) whether to give up: a caller's Ctrl-C watch.  Returns 1 if it stopped
+ * (``out`` is then incomplete), else as dpb_logsum_convolve; stop = NULL never stops.  The
+ * arithmetic is the same, so a run that is not stopped gives the same bits. */
+typedef int (*dpb_logsum_stop_fn)(void *ctx);
+int dpb_logsum_convolve_watched(long n, const double *qx, const double *qz, int same, double h,
+                                long K, long J1, int taps, const long *off, const double *w,
+                                const double *coef, double tail_scale, double *out,
+                                dpb_logsum_stop_fn stop, void *ctx);
+
 #endif

@@ -97,12 +97,16 @@ def test_optimal_delta_equals_brute_force_composition(eps, delta, k):
 
 @pytest.mark.parametrize("eps, delta, k", [(0.1, 0.0, 100), (1e-3, 1e-12, 5000), (0.01, 1e-9, 1000),
                                            (2.0, 1e-4, 60)])
-def test_optimal_delta_vs_mpmath_sum(eps, delta, k):
+def test_optimal_delta_vs_mpmath_sum(eps, delta, k, record_accuracy):
     mp.mp.dps = 40
+    worst = 0.0
     for eg in [0.0, eps / 3, 0.5, 1.0, 2.0 + eps / 7, 5.0]:
-        want = float(_mp_optimal_delta(eps, delta, k, eg))
+        want = _mp_optimal_delta(eps, delta, k, eg)
         got = comp.optimal_delta(eps, delta, k, eg)
+        worst = max(worst, _rel(got, want))
         assert _rel(got, want) <= 1e-12, (eg, got, want)
+    record_accuracy("dpbounds.composition.optimal_delta", worst, "relative",
+                    "eps in [1e-3, 2], delta in [0, 1e-4], k in [60, 5000], eps_g in [0, 5]: 4 x 6 points")
 
 
 def test_optimal_delta_tiny_values_vs_mpmath():
@@ -118,13 +122,20 @@ def test_optimal_delta_tiny_values_vs_mpmath():
 @pytest.mark.parametrize("eps, delta, k, target", [
     (0.1, 0.0, 100, 1e-5), (0.01, 1e-10, 1000, 1e-6), (0.5, 1e-6, 40, 1e-3),
     pytest.param(1e-3, 0.0, 20000, 1e-8, marks=pytest.mark.slow)])
-def test_optimal_vs_mpmath_root(eps, delta, k, target):
+def test_optimal_vs_mpmath_root(eps, delta, k, target, record_accuracy):
     mp.mp.dps = 40
     got = comp.optimal(eps, delta, k, target)
     # the mpmath delta is decreasing in eps_g, so a sign change across got (1 -+ 1e-10) puts the
     # exact root within 1e-10 relative of got
     f = lambda x: _mp_optimal_delta(eps, delta, k, x) - target  # noqa: E731
-    assert f(mp.mpf(got) * (1 - mp.mpf(1e-10))) > 0 >= f(mp.mpf(got) * (1 + mp.mpf(1e-10)))
+    lo, hi = mp.mpf(got) * (1 - mp.mpf(1e-10)), mp.mpf(got) * (1 + mp.mpf(1e-10))
+    assert f(lo) > 0 >= f(hi)
+    # the root itself (bisection in mpmath on the bracket, f decreasing) for the measured error
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+    record_accuracy("dpbounds.composition.optimal", _rel(got, (lo + hi) / 2), "relative",
+                    "eps in [1e-3, 0.5], k in [40, 1000], target in [1e-6, 1e-3]; root by mpmath bisection")
 
 
 def test_optimal_edge_cases():
@@ -162,8 +173,10 @@ def test_optimal_large_k_agrees_with_clt_scale():
 
 # ----------------------------------------------------------------------------- formulas
 
-def test_subsample_naive_advanced_vs_mpmath():
+def test_subsample_naive_advanced_vs_mpmath(record_accuracy):
     mp.mp.dps = 50
+    ulp = 2.0 ** -52
+    worst_s = worst_a = 0.0
     rng = np.random.default_rng(1)
     eps = np.concatenate([10 ** rng.uniform(-8, 1.5, 40), [0.0, 700.0, 800.0]])
     gam = np.concatenate([10 ** rng.uniform(-9, 0, 40), [0.3, 1e-3, 0.5]])
@@ -175,13 +188,23 @@ def test_subsample_naive_advanced_vs_mpmath():
     ne, nd = comp.naive(eps, dl, ks)
     for i in range(eps.size):
         e, g, d, k, s = (mp.mpf(float(v)) for v in (eps[i], gam[i], dl[i], ks[i], slack[i]))
-        assert _rel(se[i], float(mp.log(1 + g * (mp.exp(e) - 1)))) <= 4e-16
+        rs = _rel(se[i], mp.log(1 + g * (mp.exp(e) - 1)))
+        if eps[i] <= 700:
+            worst_s = max(worst_s, rs / ulp)
+        assert rs <= 4e-16
         assert sd[i] == float(g * d)
-        assert eps[i] >= 700 or _rel(ae[i], float(mp.sqrt(2 * k * mp.log(1 / s)) * e + k * e * (mp.exp(e) - 1))) <= 1e-15
+        if eps[i] < 700:
+            ra = _rel(ae[i], mp.sqrt(2 * k * mp.log(1 / s)) * e + k * e * (mp.exp(e) - 1))
+            worst_a = max(worst_a, ra / ulp)
+            assert ra <= 1e-15
         assert ad[i] == pytest.approx(min(1.0, float(k * d + s)), rel=1e-15)
         assert ne[i] == float(k * e) and nd[i] == min(1.0, float(k * d))
     assert comp.subsample(1.0, 0.5, 0.0) == (0.0, 0.0)
     assert comp.subsample(math.inf, 0.0, 0.5)[0] == math.inf
+    record_accuracy("dpbounds.composition.subsample", worst_s, "ulp",
+                    "eps in [1e-8, 700] (40 log-uniform + edges), gamma in [1e-9, 1]; relative, in units of 2^-52")
+    record_accuracy("dpbounds.composition.advanced", worst_a, "ulp",
+                    "eps in [1e-8, 32], k in [1, 1e6], delta' in [1e-12, 0.1]; relative, in units of 2^-52")
 
 
 @pytest.mark.parametrize("call, name", [

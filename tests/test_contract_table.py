@@ -15,6 +15,8 @@ import pytest
 
 from dpbounds._ufunc_table import UFUNCS
 
+import docstring_claims as D
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "_data" / "measured_accuracy.json"
 pytestmark = pytest.mark.skipif(not DATA.exists(), reason="docs/ not next to tests/ (wheel test from test-sources)")
@@ -56,4 +58,44 @@ def test_claim_is_measured_and_holds(spec) -> None:  # type: ignore[no-untyped-d
 
 def test_every_measurement_backs_a_claim() -> None:
     # a measurement whose claim was removed or renamed would be published without one
-    assert set(json.loads(DATA.read_text())) <= {u.name for u in CLAIMS}
+    assert set(json.loads(DATA.read_text())) <= {u.name for u in CLAIMS} | {c.key for c in D.CLAIMS}
+
+
+# ---------------------------------------------------------------- docstring claims (tests/docstring_claims.py)
+def _doc(path: str) -> str:
+    import inspect
+    return " ".join((inspect.getdoc(D.resolve(path)) or "").split())
+
+
+@pytest.mark.parametrize("claim", D.CLAIMS, ids=lambda c: c.function)
+def test_docstring_claim_is_measured_and_holds(claim: D.DocClaim) -> None:
+    m = json.loads(DATA.read_text()).get(claim.key)
+    assert m is not None, f"{claim.function}: its docstring claims {claim.bound} {claim.unit} but no test measured it"
+    assert (m["unit"], m["test"]) == (claim.unit, claim.test), (claim, m)
+    assert m["max_error"] <= claim.bound, f"{claim.function}: claimed <= {claim.bound} {claim.unit}, measured {m['max_error']}"
+
+
+@pytest.mark.parametrize("claim", D.CLAIMS, ids=lambda c: c.function)
+def test_docstring_still_states_the_claim(claim: D.DocClaim) -> None:
+    # the listed claim and the docstring move together
+    assert " ".join(claim.phrase.split()) in _doc(claim.function), claim
+
+
+@pytest.mark.parametrize("path", sorted(D.BACKED_BY_TABLE))
+def test_docstring_backed_by_a_measured_table_claim(path: str) -> None:
+    names, bound = D.BACKED_BY_TABLE[path]
+    measured = json.loads(DATA.read_text())
+    for n in names:
+        spec = next(u for u in CLAIMS if u.name == n)
+        assert spec.accuracy.bound <= bound and n in measured, (path, n)
+    assert f"{bound:g}" in _doc(path)
+
+
+def test_every_docstring_accuracy_statement_is_listed() -> None:
+    # a public docstring that states an accuracy must be backed by a measured claim: the
+    # declaration table's (python=), tests/docstring_claims.py's, or be listed as not a claim
+    covered = ({u.python for u in CLAIMS if u.python} | {c.function for c in D.CLAIMS}
+               | set(D.BACKED_BY_TABLE) | set(D.NOT_CLAIMS))
+    unlisted = sorted({p for p, line in D.public_accuracy_statements()
+                       if p not in covered and not p.startswith("dpbounds.ufuncs.")})
+    assert not unlisted, f"docstrings stating an accuracy that no measured claim covers: {unlisted}"

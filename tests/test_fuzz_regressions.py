@@ -251,9 +251,8 @@ def test_mechanism_objects_validate(make):
 
 # Found by the CI fuzz run (rdp harness): at an order of 9e15 the conversion term
 # log(1/delta)/(alpha - 1) ~ 8e-14 is below half an ulp of the RDP value 9e5, so eps = r + term
-# rounds down to r and delta(eps) = 4e-17 exceeds the target delta: eps should round upwards.
-@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): rdp.epsilon rounds the conversion "
-                                       "down at huge orders; not fixed yet")
+# rounded down to r and delta(eps) = 4e-17 exceeded the target delta.  The conversions round
+# towards the bound now (rdp/_outward.py; tests/test_rdp_outward.py checks them against mpmath).
 def test_rdp_epsilon_rounds_towards_the_bound():
     r, o, d = np.array([897687.35876041]), np.array([9.00719925e15]), 2.2250738585072014e-308
     eps = rdp.epsilon(r, o, d, "improved")

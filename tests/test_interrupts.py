@@ -107,6 +107,10 @@ LONG_CALLS = {
     "random allocation accountant fine lattice": ("", "dpbounds.RandomAllocationAccountant(noise_multiplier=1.0, "
                                                       "rounds_per_epoch=1000, epochs=1000, tolerance=1e-5, "
                                                       "max_lattice=2**24).get_epsilon(1e-5)"),
+    # the small-sigma single-epoch law behind gdp_mu: log-domain convolutions of up to ~0.5 s each
+    # (the C core asks the watch between its nodes)
+    "random allocation gdp_mu small sigma": ("", "[dpbounds.RandomAllocationAccountant(0.5 + i / 1000, 300, 1).gdp_mu() "
+                                                 "for i in range(20)]"),
     "calibrate_noise": ("", "[dpbounds.calibrate_noise(2.0 + i / 10, 1e-5, dataset_size=60000, batch_size=256, "
                             "epochs=10) for i in range(40)]"),
     # one call: windows of up to 2**22 binomial terms (composition.WINDOW_MAX), ~30 s at k = 1e11

@@ -46,6 +46,25 @@ def test_accuracy(name, f, ref, record_accuracy):
                     f"sigma in [0.07, 1e4], {SIGMAS.size} points")
 
 
+def test_lognormal_moments_fields(record_accuracy):
+    # every field of dpbounds.lognormal_moments, including the skewness and kurtosis it forms
+    # from the variance in Python, against the oracle: the docstring's 1e-14
+    m = dpbounds.lognormal_moments(SIGMAS)
+    worst = 0.0
+    for i, s in enumerate(SIGMAS):
+        v = oracle.variance(s)
+        refs = (v, oracle.mu3(s), oracle.mu4(s), oracle.rho3_closed(s), (v + 3) * oracle.mp.sqrt(v),
+                v * (16 + v * (15 + v * (6 + v))))
+        for got, r in zip(m, refs):
+            if r > np.finfo(float).max:
+                assert got[i] == np.inf, s
+                continue
+            worst = max(worst, oracle.rel_error(got[i], r))
+    record_accuracy("dpbounds.lognormal_moments", worst, "relative",
+                    f"sigma in [0.07, 1e4], {SIGMAS.size} points, all six fields")
+    assert 0 < worst <= RTOL
+
+
 @pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 1.7, 3.0, 10.0])
 def test_rho3_closed_form_equals_quadrature(sigma):
     # the oracle's closed form (Prop. D.2) checked against direct integration of E|Y-1|^3

@@ -145,11 +145,13 @@ def test_delta_bound_tiles_do_not_change_values(coefficient):
 
 # ---------------------------------------------------------------- delta_bound_outer: public API
 @pytest.mark.parametrize("coefficient", COEFS)
-def test_delta_bound_outer_is_the_broadcast_delta_bound(coefficient):
+def test_delta_bound_outer_is_the_broadcast_delta_bound(coefficient, record_accuracy):
     s, m = _random_grid(12, 200, 250)
     s = np.concatenate([s, _edge_sigmas(m[:5])])
     ref = dpbounds.delta_bound(s[:, None], m[None, :], coefficient)
     got = delta_bound_outer(s, m, coefficient)
+    record_accuracy("dpbounds.outer.delta_bound_outer", float(ulp_distance(got, ref).max(initial=0)), "ulp",
+                    "vs dpbounds.delta_bound at the same points: random grid + sigma edges, both coefficients")
     assert got.flags.c_contiguous and got.dtype == np.float64
     assert_identical(got, ref)
     got2, status = delta_bound_outer(list(s), list(m), coefficient, return_status=True)
@@ -247,7 +249,7 @@ def test_bad_input_names_the_parameter(call, match):
 # ---------------------------------------------------------------- rounds_required_outer
 @pytest.mark.parametrize("coefficient", COEFS)
 @pytest.mark.parametrize("validity_at", ["delta_min", "target"])
-def test_rounds_required_outer_is_the_broadcast_rounds_required(coefficient, validity_at):
+def test_rounds_required_outer_is_the_broadcast_rounds_required(coefficient, validity_at, record_accuracy):
     rng = np.random.default_rng(21)
     s = np.concatenate([10 ** rng.uniform(np.log10(0.3), 1, 30), [0.05, 0.5, 1.0, 4.6, 5.0, 1e3]])
     d = np.concatenate([10 ** rng.uniform(-12, np.log10(0.5), 30), [1e-300, 0.01, 0.3, 0.5, 1 - 2**-53]])
@@ -257,6 +259,8 @@ def test_rounds_required_outer_is_the_broadcast_rounds_required(coefficient, val
         d = np.append(d, [np.nextafter(dm, 0), dm, np.nextafter(dm, 1)])
     ref = dpbounds.rounds_required(s[:, None], d[None, :], coefficient, validity_at)
     got = rounds_required_outer(s, d, coefficient, validity_at)
+    record_accuracy("dpbounds.outer.rounds_required_outer", float(ulp_distance(got, ref).max(initial=0)), "ulp",
+                    "vs dpbounds.rounds_required at the same points: random grid + delta_min jumps")
     assert_identical(got, ref)
     assert np.isinf(ref).any() and np.isfinite(ref).any()
     if coefficient == "simplified":   # the columns at delta_min(1, 1140369) straddle the jump
@@ -284,13 +288,18 @@ def test_rounds_required_kernel_raw_domain_and_tiles(coefficient):
 
 
 # ---------------------------------------------------------------- min_dataset_size_outer
-def test_min_dataset_size_outer_is_the_broadcast_min_dataset_size():
+def test_min_dataset_size_outer_is_the_broadcast_min_dataset_size(record_accuracy):
     rng = np.random.default_rng(31)
     s = 10 ** rng.uniform(-2, 2, 123)
     m = np.floor(10 ** rng.uniform(0, 15, 321))
+    worst = 0.0
     for cn, nr in ((1.0, 0.1), (0.37, 3e-3)):
         ref = dpbounds.min_dataset_size(s[:, None], m[None, :], cn, nr)
-        assert_identical(min_dataset_size_outer(s, m, cn, nr), ref)
+        got = min_dataset_size_outer(s, m, cn, nr)
+        worst = max(worst, float(ulp_distance(got, ref).max(initial=0)))
+        assert_identical(got, ref)
+    record_accuracy("dpbounds.outer.min_dataset_size_outer", worst, "ulp",
+                    "vs dpbounds.min_dataset_size at the same points: 123 x 321 random grid, two constants")
     # overflow to inf: the same values and the same warning as the elementwise function
     with pytest.warns(RuntimeWarning, match="overflow"):
         ref = dpbounds.min_dataset_size(s[:, None], m[None, :], 1e290, 1e-10)

@@ -158,7 +158,7 @@ ORDERS = [2, 3, 4, 7, 16, 33, 64, 128, 256]
 
 
 @pytest.mark.parametrize("sigma,g", GRID_WOR)
-def test_wor_gaussian_vs_mpmath(sigma, g):
+def test_wor_gaussian_vs_mpmath(sigma, g, record_accuracy):
     # Theorem 9 and the lower bound: positive sums, 1e-12.  Theorem 27: the oracle takes exact
     # alternating sums at 330 digits; ours uses quadrature of positive integrands: 1e-12.
     mp.mp.dps = 60 if sigma < 10 else 330   # D^256 at sigma = 50 ~ 1e-180 from terms ~ 1e77
@@ -167,10 +167,16 @@ def test_wor_gaussian_vs_mpmath(sigma, g):
     t9 = _kernels.wor_gaussian(orders, sigma, g, 0)
     t27 = _kernels.wor_gaussian(orders, sigma, g, 1)
     lo = _kernels.wor_gaussian(orders, sigma, g, 2)
+    worst = 0.0
     for k, a in enumerate(ORDERS):
-        assert rel(t9[k], o_wor_upper(a, g, eps, mp.inf, False)) < 1e-12, ("thm9", a)
-        assert rel(t27[k], o_wor_upper(a, g, eps, mp.inf, True)) < 1e-12, ("thm27", a)
-        assert rel(lo[k], o_wor_lower(a, g, eps)) < 1e-12, ("lower", a)
+        e9, e27, elo = (rel(t9[k], o_wor_upper(a, g, eps, mp.inf, False)), rel(t27[k], o_wor_upper(a, g, eps, mp.inf, True)),
+                        rel(lo[k], o_wor_lower(a, g, eps)))
+        worst = max(worst, e9, e27, elo)
+        assert e9 < 1e-12, ("thm9", a)
+        assert e27 < 1e-12, ("thm27", a)
+        assert elo < 1e-12, ("lower", a)
+    record_accuracy("dpbounds.rdp.subsampled_gaussian_wor", worst, "relative",
+                    "integer orders 2..256 on the GRID_WOR (sigma, gamma) grid; all three bounds")
 
 
 def test_wor_gaussian_independent_reference_values():
@@ -186,9 +192,10 @@ def test_wor_gaussian_independent_reference_values():
     assert _kernels.wor_gaussian(32.0, 5.0, 0.01, 2) == pytest.approx(6.61125e-5, rel=1e-5)
 
 
-def test_wor_table_general_mechanisms_vs_mpmath():
+def test_wor_table_general_mechanisms_vs_mpmath(record_accuracy):
     # Theorem 9 for Laplace and randomized response (finite eps_inf: the (e^{eps_inf}-1)^j factors).
     mp.mp.dps = 50
+    worst = 0.0
     for name, f, o, par, einf in [("lap", _ufuncs.rdp_laplace, o_laplace, 0.5, 2.0), ("lap", _ufuncs.rdp_laplace, o_laplace, 2.0, 0.5),
                                   ("rr", _ufuncs.rdp_randomized_response, o_rr, 0.9, math.log(9)),
                                   ("rr", _ufuncs.rdp_randomized_response, o_rr, 0.6, math.log(1.5))]:
@@ -199,7 +206,11 @@ def test_wor_table_general_mechanisms_vs_mpmath():
             eps = lambda j, o=o, par=par: o(j, par)  # noqa: E731
             einf_mp = o(mp.inf, par) if False else (1 / mp.mpf(par) if name == "lap" else abs(mp.log(mp.mpf(par) / (1 - mp.mpf(par)))))
             for a in [2, 3, 5, 20, 69]:
-                assert rel(cur[a], o_wor_upper(a, g, eps, einf_mp, False)) < 1e-12, (name, par, g, a)
+                e = rel(cur[a], o_wor_upper(a, g, eps, einf_mp, False))
+                worst = max(worst, e)
+                assert e < 1e-12, (name, par, g, a)
+    record_accuracy("dpbounds.rdp.subsampled_wor", worst, "relative",
+                    "Theorem 9: Laplace (b = 0.5, 2) and randomized response (p = 0.9, 0.6), gamma in {1e-3, 0.1}, orders 2..69")
 
 
 def test_wor_generic_improved_is_valid_upper():

@@ -8,8 +8,9 @@ Nothing in the page is written by hand.  The "bad input" part comes from *runnin
 declared bad inputs (``tests/contract_surface.py``: the declaration table's validated
 functions and raw ufuncs with each argument's constraint, and the non-table API) through
 the installed functions and recording the exception type and message, or the value / status
-bits returned.  The accuracy part joins the claims of ``src/dpbounds/_ufunc_table.py`` with
-the maxima the accuracy tests measured (``docs/_data/measured_accuracy.json``, written by
+bits returned.  The accuracy part joins the claims of ``src/dpbounds/_ufunc_table.py`` and the
+docstring claims of the other public functions (``tests/docstring_claims.py``) with the maxima
+the accuracy tests measured (``docs/_data/measured_accuracy.json``, written by
 ``pytest --record-accuracy``).  ``tests/test_contract_table.py`` regenerates the page and
 fails on any difference.  Run with the package importable (``PYTHONPATH=src``).
 """
@@ -30,6 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import contract_surface as S  # noqa: E402
+import docstring_claims as D  # noqa: E402
 from dpbounds import _errors  # noqa: E402
 from dpbounds._ufunc_table import UFUNCS  # noqa: E402
 from dpbounds import _ufuncs  # noqa: E402
@@ -147,6 +149,18 @@ def render() -> str:
         out += ["| parameter | bad input | outcome |", "|---|---|---|"]
         out += _rows(call, valid, rules, status=bool(u.status_bits) and u.nout == 1, positional=True)
         out.append("")
+    out += ["", "## Accuracy claims of the other public functions", "",
+            "The accuracy their docstrings state, with the largest error the accuracy tests measured",
+            "against an independent reference (tests/docstring_claims.py lists them; the test suite fails",
+            "where a docstring states an accuracy that is neither here nor in the declaration table).", ""]
+    for c in D.CLAIMS:
+        m = measured.get(c.key)
+        got = f"measured max {m['max_error']:g} {m['unit']} ({m['regime']}; `{m['test']}`)" if m else "**not measured**"
+        out += [f"- `{c.function}`: claimed <= {c.bound:g} {c.unit} for {c.regime}; {got}"]
+    for path, (names, bound) in D.BACKED_BY_TABLE.items():
+        out += [f"- `{path}`: claimed <= {bound:g} relative: the claim of "
+                + ", ".join(f"`{n}`" for n in names) + " (declaration table, above)"]
+    out.append("")
     for title, table in (("Constructors and functions outside the table (asserted to reject)", S.OBJECTS),
                          ("Accountants, calibration, composition, sampling (as they behave today)", S.DOCUMENTED)):
         out += ["", f"## {title}", ""]
@@ -158,8 +172,9 @@ def render() -> str:
 
 
 def accuracy_test_files() -> list[str]:
-    """The test files the declaration table's accuracy claims point to."""
-    return sorted({u.accuracy.test.split("::")[0] for u in UFUNCS if u.accuracy})
+    """The test files the declaration table's and the docstrings' accuracy claims point to."""
+    return sorted({u.accuracy.test.split("::")[0] for u in UFUNCS if u.accuracy}
+                  | {c.test.split("::")[0] for c in D.CLAIMS})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -125,6 +125,11 @@ cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,
                             long K, long J1, int taps, const long *off, const double *w,
                             const double *coef, double tail_scale, double *out)
+    ctypedef int (*dpb_logsum_stop_fn)(void *ctx) noexcept nogil
+    int dpb_logsum_convolve_watched(long n, const double *qx, const double *qz, int same, double h,
+                                    long K, long J1, int taps, const long *off, const double *w,
+                                    const double *coef, double tail_scale, double *out,
+                                    dpb_logsum_stop_fn stop, void *ctx)
 
 cdef extern from "dpb_fourier_series.h" nogil:
     double DPB_FS_ERR_UNITS

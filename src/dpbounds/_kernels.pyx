@@ -116,12 +116,22 @@ def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
     out_arr = np.empty(n, dtype=np.float64)
     cdef double[::1] out = out_arr
     cdef int rc = 0
+    cdef dpb_watch watch
     if n > 0:
         with nogil:
-            rc = dpb_logsum_convolve(n, &x[0], &z[0], 1 if same else 0, h, K, J1, taps, &o[0],
-                                     &ww[0, 0], &cc[0], tail_scale, &out[0])
+            # one convolution can take ~0.5 s: the C core asks _logsum_look between its nodes
+            dpb_watch_start(&watch)
+            rc = dpb_logsum_convolve_watched(n, &x[0], &z[0], 1 if same else 0, h, K, J1, taps, &o[0],
+                                             &ww[0, 0], &cc[0], tail_scale, &out[0], _logsum_look, &watch)
+    if rc == 1:
+        _raise_pending()
     _check_alloc(rc, "logsum_convolve")
     return out_arr
+
+
+cdef int _logsum_look(void *ctx) noexcept nogil:
+    """The Ctrl-C watch of logsum_convolve (_interrupt.pxd), called by the C core between nodes."""
+    return dpb_watch_stop(<dpb_watch *>ctx)
 
 
 #: |fourier_series_re value - exact| <= FOURIER_SERIES_ERR_UNITS * 2**-53 * sum_n |c_n| (dpb_fourier_series.h)

@@ -18,7 +18,7 @@ from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
-from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 from dpbounds.rdp._mechanisms import (
     Mechanism,
     PoissonGaussian,
@@ -163,7 +163,7 @@ class RDPAccountant(PrivacyAccountant):
         e = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
         obj = self._objective("delta", e)
         v, a = self._minimise(obj, scan_all=True)
-        dv = math.exp(v) if v > -745 else 0.0
+        dv = self._delta_at(a, float(e))
         return PrivacyBracket(0.0, dv, quantity="delta", at=float(epsilon), tolerance=math.inf,
                               method=f"RDP ({self.conversion} conversion, order {a:.4g}{_skipped(obj)}); upper bound only",
                               certified="the RDP bounds of each mechanism and the conversion", warn=False)
@@ -211,16 +211,21 @@ class RDPAccountant(PrivacyAccountant):
 
     # ---------------------------------------------------------------- conversion
     def _objective(self, kind: str, target: float) -> "_Objective":
-        if kind == "eps":
-            f = _ufuncs.rdp_eps_objective_improved if self.conversion == "improved" else _ufuncs.rdp_eps_objective_classic
-        else:
-            f = _ufuncs.rdp_logdelta_objective_improved if self.conversion == "improved" else _ufuncs.rdp_logdelta_objective_classic
+        # rounded towards the safe side (rdp/_outward.py): each order's value is never below
+        # the exact conversion of the composed curve at that order
+        f = eps_objective if kind == "eps" else logdelta_objective
+        conv = self.conversion
 
         def value(a: NDArray[np.float64]) -> NDArray[np.float64]:
             a = np.asarray(a, dtype=np.float64)
-            return np.asarray(f(a, self._rdp(a), target), dtype=np.float64)
+            return f(a, self._rdp(a), np.float64(target), conv)
 
         return _Objective(value)
+
+    def _delta_at(self, a: float, epsilon: float) -> float:
+        """delta at the order the search chose, evaluated in the linear domain (rdp/_outward.py)."""
+        aa = np.array([a])
+        return float(delta_at(aa, self._rdp(aa), np.float64(epsilon), self.conversion)[0])
 
     def _minimise(self, obj: "_Objective", scan_all: bool = False) -> tuple[float, float]:
         v_, a_ = self._search(obj, scan_all)
@@ -333,7 +338,7 @@ class RDPAccountant(PrivacyAccountant):
         """
         e = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE)
         v, a = self._minimise(self._objective("delta", e), scan_all=True)
-        dv = math.exp(v) if v > -745 else 0.0
+        dv = self._delta_at(a, e)
         return (dv, a) if return_order else dv
 
     # ---------------------------------------------------------------- calibration
