@@ -63,6 +63,10 @@ KNOWN = {
     "rdp-epsilon-rounding": re.compile(r"^delta\(epsilon\) = .* in rdp\.epsilon\("),
     # the asymptotic-mu scan of the exact accountant takes ~1-25 s (the new-user review's 24 s)
     "gdp-mu-slow": re.compile(r"^slow call: .* -- RandomAllocationAccountant\.gdp_mu\("),
+    # the sweep's axis parser allocates an axis of up to MAX_AXIS_LENGTH = 1e8 points by design;
+    # from ~3e7 points that takes over 1 s (found once the harness got coverage feedback; issue 14)
+    "axis-length-slow": re.compile(r"^slow call: .* -- parse_axis\('\w+', '[^']*:[^':]*:\s*"
+                                   r"(\d{8,}(\.\d*)?|\d+(\.\d*)?e\+?0*[78])\s*'\)$"),
 }
 _KNOWN_SEEN: set[str] = set()
 
