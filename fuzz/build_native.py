@@ -130,7 +130,7 @@ def _undefined(so: Path, prefix: str) -> int:
     return sum(line.split()[-1].startswith(prefix) for line in out.splitlines() if line.strip())
 
 
-def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2) -> dict[str, object]:
+def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2) -> dict[str, str]:
     """Copy the checkout's sources to ``out/src``, build them instrumented there, write the manifest."""
     if not sys.platform.startswith("linux"):
         sys.exit("the instrumented build is preloaded with LD_PRELOAD: Linux only")
@@ -185,10 +185,10 @@ def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2)
     _run([sys.executable, "-c", "import dpbounds; assert dpbounds.ufuncs.normal_pdf(0.0) > 0.39; "
           "from dpbounds import _kernels"], log, env=smoke, cwd=out)
     version = subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    manifest: dict[str, object] = {
+    manifest: dict[str, str] = {
         "source_root": str(ROOT), "source_digest": digest, "pythonpath": str(copy / "src"),
         "preload": str(preload), "sanitizers": SANITIZERS if sanitize else "", "clang": version,
-        "python": sys.executable, "c_files": len(sources),
+        "python": sys.executable, "c_files": str(len(sources)),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"instrumented build in {out} ({time.monotonic() - t0:.0f} s; {clang}: {version}): "

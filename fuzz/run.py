@@ -81,7 +81,7 @@ def native_build(build_dir: Path) -> dict[str, str]:
     manifest = build_dir / "manifest.json"
     if not manifest.is_file():
         sys.exit(f"no instrumented build in {build_dir}: run  python {HERE / 'build_native.py'} --out {build_dir}")
-    info = json.loads(manifest.read_text())
+    info: dict[str, str] = json.loads(manifest.read_text())
     root = Path(info["source_root"])
     if root.is_dir() and source_digest(root) != info["source_digest"]:
         sys.exit(f"the instrumented build in {build_dir} is older than the sources in {root}: "

@@ -265,3 +265,20 @@ def test_tradeoff_clt_names_a_sigma_beyond_the_doubles():
     # Python int beyond the double range escaped as numpy's OverflowError
     with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma\b"):
         dpbounds.tradeoff_clt(np.array([np.nan]), 10**400, 3.0)
+
+
+# Found by the coverage-instrumented fuzz run (rdp harness, fuzz/run.py --native-coverage; it
+# reproduces with the ordinary build): the node count of the real-order quadrature divides alpha
+# by sigma outside np.errstate, so a subnormal sigma lets numpy's "overflow encountered in divide"
+# RuntimeWarning escape.  Left to the rdp work of issue 14.
+@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): rdp.poisson_gaussian warns 'overflow "
+                                       "encountered in divide' at a subnormal sigma; not fixed yet")
+def test_poisson_gaussian_subnormal_sigma_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            out = rdp.poisson_gaussian(np.array([3.5]), [5e-324], 0.999999999999999, "exact")
+        except dpbounds.DPBoundsError as exc:       # a refusal naming sigma also keeps the contract
+            assert str(exc).startswith("sigma")
+        else:
+            assert np.all(out >= 0)
