@@ -300,3 +300,18 @@ def test_gdp_delta_monotone_to_its_stated_accuracy():
     for g, w in zip(got, want):
         assert abs(mp.mpf(g) - w) <= 1e-13 * w
     assert got[1] <= got[0] * (1 + 2.5e-13)
+
+
+# Found by the coverage-instrumented fuzz run (rdp harness, long run; reproduces with the ordinary
+# build): composing at the largest double as an order, c * rdp = 10 * 9e307 overflows outside
+# the errstate (which silences "invalid" only) and numpy's RuntimeWarning escapes get_epsilon.
+# Left to the rdp work of issue 14.
+@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): RDPAccountant warns 'overflow encountered "
+                                       "in multiply' at order 1.8e308; not fixed yet")
+def test_rdp_accountant_largest_order_warns_nothing():
+    acc = rdp.RDPAccountant(np.array([1.7976931348623157e308]), "classic", 10000.0)
+    acc.compose(rdp.Gaussian(1.0), 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eps = acc.get_epsilon(0.999999999999999)
+    assert eps >= 0
