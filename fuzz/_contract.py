@@ -73,6 +73,12 @@ KNOWN = {
     "gdp-mu-slow": re.compile(r"^slow call: .* -- RandomAllocationAccountant\.gdp_mu\("),
     # the sweep's axis parser allocates an axis of up to MAX_AXIS_LENGTH = 1e8 points by design;
     # from ~3e7 points that takes over 1 s (found once the harness got coverage feedback; issue 14)
+    # RandomAllocationPLD.epsilon takes 1-2 s at some sigma/M (listed under "Slow calls" in docs/fuzzing.md)
+    "pld-epsilon-slow": re.compile(r"^slow call: .* -- RandomAllocationPLD\.epsilon\("),
+    # numpy overflow warnings from rdp's Python layer at extreme arguments (the strict xfails
+    # test_poisson_gaussian_subnormal_sigma_warns_nothing, test_rdp_accountant_largest_order_warns_nothing)
+    "rdp-overflow-warning": re.compile(r"^RuntimeWarning escaped: overflow encountered in (multiply|divide) "
+                                       r"\(\S*/dpbounds/rdp/(__init__|_accountant)\.py:\d+\)"),
     "axis-length-slow": re.compile(r"^slow call: .* -- parse_axis\('\w+', '[^']*:[^':]*:\s*"
                                    r"(\d{8,}(\.\d*)?|\d+(\.\d*)?e\+?0*[78])\s*'\)$"),
 }
@@ -152,7 +158,7 @@ def attempt(fn: Callable[..., Any], *args: Any, names: Iterable[str] = (), allow
         if _known_fp_flag(w):
             continue
         if not issubclass(w.category, dpbounds.PrecisionWarning):
-            raise Finding(f"{w.category.__name__} escaped: {w.message} ({w.filename}:{w.lineno}) -- {call}")
+            _finding(f"{w.category.__name__} escaped: {w.message} ({w.filename}:{w.lineno}) -- {call}")
     if error is None:
         return True, result
     if isinstance(error, dpbounds.DPBoundsError):
