@@ -34,8 +34,16 @@ __all__ = [
 #: contract; the accountant harness checks it against ``tolerance_met``).
 LAST_WARNINGS: list[type] = []
 
+def _under_asan() -> bool:
+    import ctypes
+
+    return getattr(ctypes.CDLL(None), "__asan_init", None) is not None
+
+
 #: CPU seconds one call may take before it is reported (the brief: any call > 1 s is a finding).
-CALL_CPU_LIMIT = 1.0
+#: Under AddressSanitizer (fuzz/run.py --native-coverage) the compiled code runs about twice as
+#: slowly as the shipped build, so the budget doubles there: the sanitizer's cost is not a finding.
+CALL_CPU_LIMIT = 2.0 if _under_asan() else 1.0
 
 
 class Finding(AssertionError):
@@ -58,9 +66,19 @@ def describe(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
 # finding matching one of these is reported once per process on stderr, not raised, so that a
 # run stops on NEW things.  DPBOUNDS_FUZZ_STRICT=1 raises them like any other.
 KNOWN: dict[str, re.Pattern[str]] = {
-    # none open: "rdp-epsilon-rounding" (the conversions round towards the bound now,
+    # fixed and removed: "rdp-epsilon-rounding" (the conversions round towards the bound now,
     # rdp/_outward.py) and "gdp-mu-slow" (the small-sigma law's tables are built in one
-    # vectorised step) are fixed
+    # vectorised step)
+    # RandomAllocationPLD.epsilon takes 1-2 s at some sigma/M (listed under "Slow calls" in docs/fuzzing.md)
+    "pld-epsilon-slow": re.compile(r"^slow call: .* -- RandomAllocationPLD\.epsilon\("),
+    # numpy overflow warnings from rdp's Python layer at extreme arguments (the strict xfails
+    # test_poisson_gaussian_subnormal_sigma_warns_nothing, test_rdp_accountant_largest_order_warns_nothing)
+    "rdp-overflow-warning": re.compile(r"^RuntimeWarning escaped: overflow encountered in (multiply|divide) "
+                                       r"\(\S*/dpbounds/rdp/(__init__|_accountant)\.py:\d+\)"),
+    # the sweep's axis parser allocates an axis of up to MAX_AXIS_LENGTH = 1e8 points by design;
+    # from ~3e7 points that takes over 1 s (found once the harness got coverage feedback; issue 14)
+    "axis-length-slow": re.compile(r"^slow call: .* -- parse_axis\('\w+', '[^']*:[^':]*:\s*"
+                                   r"(\d{8,}(\.\d*)?|\d+(\.\d*)?e\+?0*[78])\s*'\)$"),
 }
 _KNOWN_SEEN: set[str] = set()
 
@@ -138,7 +156,7 @@ def attempt(fn: Callable[..., Any], *args: Any, names: Iterable[str] = (), allow
         if _known_fp_flag(w):
             continue
         if not issubclass(w.category, dpbounds.PrecisionWarning):
-            raise Finding(f"{w.category.__name__} escaped: {w.message} ({w.filename}:{w.lineno}) -- {call}")
+            _finding(f"{w.category.__name__} escaped: {w.message} ({w.filename}:{w.lineno}) -- {call}")
     if error is None:
         return True, result
     if isinstance(error, dpbounds.DPBoundsError):

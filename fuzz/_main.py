@@ -1,11 +1,12 @@
 """Start one harness: instrument dpbounds' Python layer, then hand the test function to atheris.
 
-Coverage guidance sees the Python layer only: ``atheris.instrument_imports`` rewrites the
-bytecode of every ``dpbounds`` module imported inside it (all of them are imported here, so
-that lazily imported ones are instrumented too).  The compiled core (the C library and the
-Cython extensions) runs uninstrumented: the fuzzer exercises it through the Python entry
-points and catches its crashes, hangs and wrong results, but gets no coverage feedback from its
-branches.
+Coverage guidance: ``atheris.instrument_imports`` rewrites the bytecode of every ``dpbounds``
+module imported inside it (all of them are imported here, so that lazily imported ones are
+instrumented too; one imported earlier would not be, which is refused).  The compiled core (the
+C library and the Cython extensions) gives coverage feedback only when it is the instrumented
+build of ``fuzz/build_native.py`` (``fuzz/run.py --native-coverage``); otherwise the fuzzer
+exercises it through the Python entry points and catches its crashes, hangs and wrong results
+without seeing its branches.
 """
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ __all__ = ["instrument_dpbounds", "fuzz"]
 
 def instrument_dpbounds() -> None:
     """Import every dpbounds module with atheris' bytecode instrumentation."""
+    # a module imported before this point stays uninstrumented and the fuzzer is blind to it
+    early = sorted(m for m in sys.modules if m == "dpbounds" or m.startswith("dpbounds."))
+    if early:
+        raise RuntimeError(f"imported before instrument_dpbounds(), so not coverage-instrumented: {early}")
     with atheris.instrument_imports(include=["dpbounds"]):
         import dpbounds
 

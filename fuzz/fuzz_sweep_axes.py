@@ -20,10 +20,12 @@ MODULE = "dpbounds.sweep._axes"
 
 
 def available() -> bool:
-    try:
-        return importlib.util.find_spec(MODULE) is not None
-    except ModuleNotFoundError:   # dpbounds.sweep itself is absent
-        return False
+    # Looked up as a file, not with find_spec(MODULE): that imports dpbounds and dpbounds.sweep
+    # (which imports _axes) before instrument_dpbounds(), and the fuzzer then gets no coverage
+    # feedback from parse_axis at all (it did not, until this was found with --native-coverage).
+    spec = importlib.util.find_spec("dpbounds")   # a top-level lookup imports nothing
+    return spec is not None and any((Path(p) / "sweep" / "_axes.py").is_file()
+                                    for p in spec.submodule_search_locations or ())
 
 
 if __name__ == "__main__" and not available():

@@ -130,7 +130,10 @@ def fuzz_gdp(d: Draw) -> None:
     ok, dd = attempt(dpbounds.gdp_delta, np.array([e1, e2]), mu, names=("eps", "mu"))
     if ok:
         check(((dd >= 0) & (dd <= 1)).all(), f"delta outside [0, 1]: {dd}", call)
-        check(dd[1] <= dd[0] + 4 * np.spacing(dd[0]), f"gdp_delta increases in eps: {dd}", call)
+        # non-increasing up to the documented accuracy (relative error <= 1e-13 for each value):
+        # 4 ulps was stricter than that, and 8 ulps at eps = 1e-4 and 1e-4 + 1.8e-18 (true
+        # difference 0.06 ulp) was reported (tests/test_fuzz_regressions.py checks that point)
+        check(dd[1] <= dd[0] * (1 + 2.5e-13) + 4 * np.spacing(dd[0]), f"gdp_delta increases in eps: {dd}", call)
     dl = d.scalar("unit")
     call = f"gdp_epsilon({dl!r}, {mu!r})"
     ok, e = attempt(dpbounds.gdp_epsilon, dl, mu, names=("delta", "mu"))

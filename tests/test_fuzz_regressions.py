@@ -264,3 +264,66 @@ def test_tradeoff_clt_names_a_sigma_beyond_the_doubles():
     # Python int beyond the double range escaped as numpy's OverflowError
     with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma\b"):
         dpbounds.tradeoff_clt(np.array([np.nan]), 10**400, 3.0)
+
+
+# Found by the coverage-instrumented fuzz run (rdp harness, fuzz/run.py --native-coverage; it
+# reproduces with the ordinary build): the node count of the real-order quadrature divides alpha
+# by sigma outside np.errstate, so a subnormal sigma lets numpy's "overflow encountered in divide"
+# RuntimeWarning escape.  Left to the rdp work of issue 14.
+@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): rdp.poisson_gaussian warns 'overflow "
+                                       "encountered in divide' at a subnormal sigma; not fixed yet")
+def test_poisson_gaussian_subnormal_sigma_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            out = rdp.poisson_gaussian(np.array([3.5]), [5e-324], 0.999999999999999, "exact")
+        except dpbounds.DPBoundsError as exc:       # a refusal naming sigma also keeps the contract
+            assert str(exc).startswith("sigma")
+        else:
+            assert np.all(out >= 0)
+
+
+def test_gdp_delta_monotone_to_its_stated_accuracy():
+    # Found by the coverage-instrumented fuzz run (tradeoff harness): gdp_delta at eps = 1e-4 and
+    # at eps 135 ulps above it (true delta 0.06 ulp lower) came out 8 ulps HIGHER, which the
+    # harness's 4-ulp monotonicity check reported.  Within the docstring's relative error
+    # (<= 1e-13 for mu >= 0.1): the harness now allows that, and this test holds the kernel to it.
+    import mpmath as mp
+    mp.mp.dps = 50
+    eps = np.array([0.0001, 0.00010000000000000183])
+    mu = 0.3
+    got = dpbounds.gdp_delta(eps, mu)
+    M = mp.mpf(mu)
+    want = [mp.ncdf(-mp.mpf(e) / M + M / 2) - mp.exp(mp.mpf(e)) * mp.ncdf(-mp.mpf(e) / M - M / 2) for e in eps]
+    assert want[1] < want[0]
+    for g, w in zip(got, want):
+        assert abs(mp.mpf(g) - w) <= 1e-13 * w
+    assert got[1] <= got[0] * (1 + 2.5e-13)
+
+
+# Found by the coverage-instrumented fuzz run (rdp harness, long run; reproduces with the ordinary
+# build): composing at the largest double as an order, c * rdp = 10 * 9e307 overflows outside
+# the errstate (which silences "invalid" only) and numpy's RuntimeWarning escapes get_epsilon.
+# Left to the rdp work of issue 14.
+@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): RDPAccountant warns 'overflow encountered "
+                                       "in multiply' at order 1.8e308; not fixed yet")
+def test_rdp_accountant_largest_order_warns_nothing():
+    acc = rdp.RDPAccountant(np.array([1.7976931348623157e308]), "classic", 10000.0)
+    acc.compose(rdp.Gaussian(1.0), 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eps = acc.get_epsilon(0.999999999999999)
+    assert eps >= 0
+
+
+# Found by the coverage-instrumented fuzz run (tradeoff harness, second long pass; reproduces with
+# the ordinary build): a curve whose f is the smallest normal double at a = 0 and 1e-300
+# symmetrizes to the two points (0, 2.2e-308), (1, 0), which is_symmetric(1e-9) rejects.
+@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): TradeoffCurve.symmetrize() of a curve "
+                                       "with f ~ 2.2e-308 is not symmetric; not fixed yet")
+def test_symmetrize_of_a_near_zero_curve_is_symmetric():
+    c = dpbounds.TradeoffCurve(np.array([0.0, 1e-300, 1.0]),
+                               np.array([2.2250738585072014e-308, 2.2250738585072014e-308, 0.0]))
+    s = c.symmetrize()
+    assert s.is_convex()
+    assert s.is_symmetric(1e-9)
