@@ -4,22 +4,49 @@
 #include "dpb_quad.h"
 #include "dpb_edgeworth.h"
 
+/* below it dpb_lognormal_variance is +inf (w - 1 beyond the doubles) */
+#define DPB_EW_SIGMA_MIN 0.03
+
 typedef struct {
     double c, d, lo, hi;   /* coefficients and the monotone branch (lo, hi) */
     int ok;
 } ew_poly;
 
+/* g2 = eps (16 + eps (15 + eps (6 + eps))) (about eps^4), +inf without the overflow flag when it
+ * exceeds the doubles (from eps ~ 1.2e77, sigma < 0.0761): each product is checked before it is
+ * formed, and the value is the plain product wherever that is finite. */
+static double ew_gamma2(double eps)
+{
+    double t = 6.0 + eps;
+    if (isinf(eps) || (eps > 1.0 && t > DBL_MAX / eps)) return DPB_INF;
+    t = 15.0 + eps * t;
+    if (eps > 1.0 && t > DBL_MAX / eps) return DPB_INF;
+    t = 16.0 + eps * t;
+    if (eps > 1.0 && t > DBL_MAX / eps) return DPB_INF;
+    return eps * t;
+}
+
 static void ew_make(double eps, double n, ew_poly *p)
 {
     double g1 = (3.0 + eps) * sqrt(eps);
-    double g2 = eps * (16.0 + eps * (15.0 + eps * (6.0 + eps)));
-    double c = g1 / (6.0 * sqrt(n)), d = g2 / (24.0 * n);
-    double A2 = 12.0 * c * c - 3.0 * d, A1 = -2.0 * c, A0 = 1.0 + 3.0 * d - 7.0 * c * c;
+    double g2 = ew_gamma2(eps);
+    /* 24 n overflows for n > 7.5e306, where d < 1e-306 g2: d = 0 there (the value g2/inf gave,
+       with the flag), NaN if g2 is infinite as well (inf/inf) */
+    double c = g1 / (6.0 * sqrt(n));
+    double d = (n < DBL_MAX / 24.0) ? g2 / (24.0 * n) : (isinf(g2) ? DPB_NAN : 0.0);
+    double A2, A1, A0;
     p->c = c;
     p->d = d;
     p->lo = -DPB_INF;
     p->hi = DPB_INF;
-    p->ok = isfinite(c) && isfinite(d) && A0 > 0.0;
+    /* c or d infinite (w - 1 overflows below sigma = 0.03, gamma2 below sigma = 0.0761): no
+       polynomial; tested before the coefficients below, where inf - inf would raise the invalid flag */
+    p->ok = isfinite(c) && isfinite(d);
+    if (!p->ok) return;
+    A2 = 12.0 * c * c - 3.0 * d;
+    A1 = -2.0 * c;
+    A0 = 1.0 + 3.0 * d - 7.0 * c * c;
+    p->ok = A0 > 0.0;
     if (!p->ok) return;
     if (A2 == 0.0) {
         if (A1 != 0.0) {
@@ -72,16 +99,35 @@ static double ew_invert(const ew_poly *p, double x)
     return y;
 }
 
+/* p(y) wherever the plain form could overflow an intermediate (|y|^3 max(c^2, |d|) near or
+ * beyond DBL_MAX/16): p(y) = y^3 B with B = (4c^2 - d) - c/y + (1 + 3d - 7c^2)/y^2 + c/y^3,
+ * which has no overflowing term for |y| > 1 and c^2, |d| < 1e232 (the coefficients of a finite
+ * gamma2); +-inf without a flag where the true value exceeds the doubles. */
+static double ew_poly_large(double y, double c, double d)
+{
+    double iy = 1.0 / y, B = (4.0 * c * c - d) + iy * (-c + iy * ((1.0 + 3.0 * d - 7.0 * c * c) + iy * c));
+    double s = (B < 0.0) != (y < 0.0) ? -1.0 : 1.0;
+    if (B == 0.0) return 0.0 * y;
+    if (log(fabs(B)) + 3.0 * log(fabs(y)) > DPB_LOG_DBL_MAX) return s * DPB_INF;
+    return ((B * y) * y) * y;          /* |B y^k| grows with k: no intermediate exceeds the result */
+}
+
 double dpb_edgeworth_p(double y, double sigma, double n)
 {
     ew_poly p;
-    double eps;
+    double eps, m, ay;
     if (isnan(y) || isnan(sigma) || isnan(n) || !(sigma > 0.0) || !(n >= 1.0)) return DPB_NAN;
     eps = dpb_lognormal_variance(sigma);
     ew_make(eps, n, &p);
     if (!isfinite(p.c) || !isfinite(p.d)) return DPB_NAN;
     if (isinf(y)) return DPB_NAN;
-    return dpb_quad_ew_poly(y, p.c, p.d);
+    /* the plain form unless its largest product, about 4 c^2 |y|^3, could overflow (from
+       |y| ~ 1e102 at sigma = 1, where numpy reported the flag and the value was NaN) */
+    m = fmax(p.c * p.c, fabs(p.d));
+    ay = fabs(y);
+    if (ay <= 1.0 || log(fmax(m, 1.0)) + 3.0 * log(ay) < DPB_LOG_DBL_MAX - 2.8)   /* e^2.8 > 16 */
+        return dpb_quad_ew_poly(y, p.c, p.d);
+    return ew_poly_large(y, p.c, p.d);
 }
 
 static int ew_prepare(double a, double sigma, double rounds, dpb_quad_ctx *q, double *out)
@@ -94,7 +140,11 @@ static int ew_prepare(double a, double sigma, double rounds, dpb_quad_ctx *q, do
         *out = DPB_NAN;
         return DPB_EW_BAD_INPUT;
     }
-    if (dpb_quad_setup(q, a, sigma, rounds, out)) return 0;   /* exact endpoints */
+    /* exact endpoints; below sigma = 0.03 (SIGMA_ALL_OVERFLOW of dpb_lognormal.c) w - 1 overflows
+       the doubles, c_M is infinite and there is no polynomial: the set-up's refusal there, before
+       1/sigma^2 overflows at tiny sigma, is that status */
+    if (dpb_quad_setup(q, a, sigma, rounds, DPB_EW_SIGMA_MIN, out))
+        return isnan(*out) ? DPB_EW_NOT_MONOTONE_AT_0 : 0;
     eps = dpb_lognormal_variance(sigma);
     ew_make(eps, rounds, &pm);
     ew_make(eps, rounds - 1.0, &pm1);

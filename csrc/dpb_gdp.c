@@ -87,7 +87,7 @@ static double gdp_eval(double eps, double mu, double *d1, double *d2)
     g1 = -u + p1 / dr;
     g2 = -1.0 + p2 / dr - (p1 / dr) * (p1 / dr);
     *d1 = -g1 / mu;
-    *d2 = g2 / (mu * mu);
+    *d2 = mu < 0x1p512 ? g2 / (mu * mu) : g2 / mu / mu;   /* mu^2 overflows from 2^512 = 1.3e154 on */
     return log_pdf(u) + log(dr);
 }
 
@@ -101,6 +101,14 @@ static void mills_ratio_series5(double x, double *S, double *dS)
     *dS = y * (1.0 - y * (3.0 - y * (15.0 - y * (105.0 - 945.0 * y))));
 }
 
+/* a * b > 0 without forming a product that can overflow (both are ~eps, up to 1e308, when
+ * mu ~ 1e154): the product itself where it cannot, so the decision is unchanged elsewhere */
+static int gdp_same_sign(double a, double b)
+{
+    if (fabs(a) < 1e150 && fabs(b) < 1e150) return a * b > 0.0;
+    return (a > 0.0 && b > 0.0) || (a < 0.0 && b < 0.0);
+}
+
 double dpb_gdp_epsilon(double delta, double mu)
 {
     double lo, hi, eps, ld, d0;
@@ -111,6 +119,10 @@ double dpb_gdp_epsilon(double delta, double mu)
     if (isinf(mu)) return delta >= 1.0 ? 0.0 : DPB_INF;
     d0 = erf(0.5 * mu * DPB_SQRT1_2);
     if (delta >= d0) return 0.0;
+    /* delta <= Phi(u), u = mu/2 - eps/mu, so u >= Phi^{-1}(delta) > -inf and, for delta <= 1 - 2^-53,
+       u < 8.3: eps > mu (mu/2 - 8.3), beyond the doubles from mu = 1.9e154 on.  +inf there, before
+       the start value and the iteration overflow (the flags numpy reported). */
+    if (mu > 1e154 && 0.5 * mu - 8.3 > DBL_MAX / mu) return DPB_INF;
     ld = log(delta);
     lo = 0.0;
     hi = DPB_INF;
@@ -153,7 +165,7 @@ double dpb_gdp_epsilon(double delta, double mu)
         newton = h / f1;
         den = 2.0 * f1 * f1 - h * f2;
         step = 2.0 * h * f1 / den;                       /* Halley */
-        if (!(den > 0.0) || !(step * newton > 0.0) || !(fabs(step) <= 2.0 * fabs(newton)))
+        if (!(den > 0.0) || !gdp_same_sign(step, newton) || !(fabs(step) <= 2.0 * fabs(newton)))
             step = newton;                               /* far from the root: Newton */
         en = eps - step;
         /* within 3e-5: Halley converges cubically, so after this step the error is
@@ -176,6 +188,8 @@ double dpb_gdp_mu_random_allocation(double sigma, double rounds, double epochs)
     if (isinf(rounds)) return isinf(epochs) ? DPB_NAN : 0.0;
     e = dpb_lognormal_variance(sigma);
     if (isinf(e)) return epochs == 0.0 ? 0.0 : DPB_INF;
+    /* E (w - 1) overflows for huge E although mu may not */
+    if (e > 1.0 && epochs > DBL_MAX / e) return sqrt(epochs / (rounds - 1.0)) * sqrt(e);
     return sqrt(epochs * e / (rounds - 1.0));
 }
 
@@ -187,6 +201,8 @@ double dpb_gdp_mu_poisson(double sigma, double sample_rate, double steps)
     if (sample_rate == 0.0 || steps == 0.0) return 0.0;
     e = dpb_lognormal_variance(sigma);
     if (isinf(e) || isinf(steps)) return DPB_INF;
+    /* T (w - 1) overflows for huge T although mu does not */
+    if (e > 1.0 && steps > DBL_MAX / e) return sample_rate * (sqrt(steps) * sqrt(e));
     return sample_rate * sqrt(steps * e);
 }
 
@@ -224,5 +240,8 @@ double dpb_gdp_mu_poisson_drs(double sigma, double sample_rate, double steps)
     a = 1.5 / sigma;
     b = 0.5 / sigma;
     br = e * dpb_ndtr(a) + 0.5 * erf3_minus_3erf(b * DPB_SQRT1_2);
+    /* 2 T br overflows for T near DBL_MAX although mu does not (it was +inf with the flag) */
+    if (steps > 0.5 * DBL_MAX || (br > 1.0 && 2.0 * steps > DBL_MAX / br))
+        return sample_rate * (sqrt(2.0 * br) * sqrt(steps));
     return sample_rate * sqrt(2.0 * steps * br);
 }

@@ -239,7 +239,7 @@ double dpb_quad_integrate(const dpb_quad_ctx *q, double hi)
     return sum;
 }
 
-int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, double *out)
+int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, double sigma_min, double *out)
 {
     double eps, hi, lo;
     if (isnan(a) || isnan(sigma) || isnan(rounds)) { *out = DPB_NAN; return 1; }
@@ -247,6 +247,9 @@ int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, doubl
     if (a == 0.0) { *out = 1.0; return 1; }
     if (a == 1.0) { *out = 0.0; return 1; }
     if (isinf(sigma) || isinf(rounds)) { *out = 1.0 - a; return 1; }
+    /* the caller's refusal, before 1/sigma and 1/sigma^2 below: they overflow (raising the flag
+       numpy reports as a RuntimeWarning) for sigma < 1.3e-154, where the answer is this NaN anyway */
+    if (sigma < sigma_min) { *out = DPB_NAN; return 1; }
     eps = dpb_lognormal_variance(sigma);
     if (!(eps > 0.0)) { *out = 1.0 - a; return 1; }   /* underflow: sigma > 1e154 */
     q->sigma = sigma;

@@ -58,8 +58,10 @@ DPB_INLINE double dpb_quad_ew_poly(double y, double c, double d)
  * be set, Edgeworth fields neutral: c = d = 0, branch (-inf, inf)), else writes the
  * answer of a degenerate case into *out and returns 1: NaN input, a outside [0, 1],
  * sigma <= 0 or M <= 1 -> NaN; a = 0 -> 1; a = 1 -> 0; sigma = inf, M = inf, or
- * w - 1 underflowing to 0 (sigma > 1e154) -> 1 - a. */
-int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, double *out);
+ * w - 1 underflowing to 0 (sigma > 1e154) -> 1 - a; after those exact cases,
+ * sigma < sigma_min -> NaN (the caller's refusal, tested before anything that could
+ * overflow at tiny sigma: no floating-point flag). */
+int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, double sigma_min, double *out);
 
 /* Switches a ready context to DPB_QUAD_SLOPE and sets its exponent offset: the largest
  * exponent at the edges of a grid refined around the peak, so that the integrand stays

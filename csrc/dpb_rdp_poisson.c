@@ -97,6 +97,11 @@ double dpb_rdp_poisson_quad_log(double a, double sigma, double q)
     dpb_lse acc;
     if (a != a || sigma != sigma || q != q) return DPB_NAN;
     if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q <= 1.0)) return DPB_NAN;
+    /* Over the cost cap below for certain, decided before a/sigma and the node count overflow
+       (tiny sigma, huge a), which raised the flag numpy reports: h <= 0.23 sigma and h <= 0.2 give
+       more than (a/sigma)/h >= 1/(0.23 sigma^2) > 4e6 nodes for sigma < 1e-3, and more than
+       5 a/sigma > 5e6 for a > 1e6 sigma. */
+    if (sigma < 1e-3 || a > 1e6 * sigma) return DPB_NAN;
     d = 0.9 * DPB_PI * sigma;
     if (d > 5.0) d = 5.0;
     h = DPB_2PI * d / (80.0 + 0.5 * d * d);
@@ -141,6 +146,12 @@ double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
     if (!(a >= 1.0) || !(sigma > 0.0) || sigma > 1e100 || !(q > 0.0 && q < 1.0)) return DPB_NAN;
     dpb_lse_init(&acc);
     if (a == fa) return -DPB_INF;
+    /* Every term is -1/(8 sigma^2) + O(log(i/sigma)) (the Gaussian exponents cancel to first
+       order), so below sigma = 1e-152 the sum is -0.125/sigma^2 to within an ulp; the loop would
+       divide by sigma^2 = 0 below 1.5e-162 and lose it to subnormal rounding before that (the
+       value was NaN from sigma = 1e-154 on).  -inf where it exceeds the doubles: below
+       0x1.6a09e667f3bcdp-514 (2.6e-155, the smallest sigma with a finite quotient, by bisection). */
+    if (sigma < 1e-152) return sigma < 0x1.6a09e667f3bcdp-514 ? -DPB_INF : -(0.125 / sigma) / sigma;
     lq = log(q); l1q = log1p(-q);
     s2 = sigma * sigma;
     z0 = s2 * (l1q - lq) + 0.5;

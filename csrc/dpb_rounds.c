@@ -66,13 +66,14 @@ double dpb_rounds_required_prepared(const dpb_t31_sigma *cp, double delta, int v
      *     B coef mu <= rhs - delta (target mode). */
     r = closed_form_root(&c, delta);
     guess = r < 1e8 ? 1.0 + r * r : DPB_ROUNDS_MAX;
-    g2 = sigma < 0.03 ? 1e4 : 3.0 / (sigma * sigma);
+    /* sigma^2 overflows above 1.3e154 (the flag numpy reports): e^{3/sigma^2} is 1 there anyway */
+    g2 = sigma < 0.03 ? 1e4 : (sigma > 1e150 ? 0.0 : 3.0 / (sigma * sigma));
     if (g2 < 37.0 && exp(g2) > guess) guess = exp(g2);
     else if (g2 >= 37.0) guess = DPB_ROUNDS_MAX;
     if (!isinf(c.coef)) {
         double k = validity_at_target
             ? dpb_div_sat(DPB_BE_CONSTANT * c.coef, c.rhs - delta)
-            : dpb_div_sat(3.0 * DPB_BE_CONSTANT * c.coef + DPB_INV_SQRT2PI, c.rhs);
+            : dpb_div_sat(dpb_mul_sat(3.0 * DPB_BE_CONSTANT, c.coef) + DPB_INV_SQRT2PI, c.rhs);  /* coef ~ 5 sigma^4 */
         double g3 = k < 1e7 ? 1.0 + c.eps * k * k : DPB_ROUNDS_MAX;
         if (g3 > guess) guess = g3;
     }

@@ -100,7 +100,9 @@ double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated);
  * METHOD  the same panels as dpb_tradeoff_clt; n(x s - A)/n(x) is formed in the
  *         exponent with a common offset so that nothing under/overflows.
  * ACCURACY  relative <= 1e-12 vs mpmath on the same box with a in [1e-12, 1 - 1e-12] (tested).
- * EDGES  a = 0 -> -inf; a = 1 -> 0 (the limits of G_mu'); otherwise as dpb_tradeoff_clt;
+ * EDGES  a = 0 -> -inf; a = 1 -> 0 (the limits of G_mu'); otherwise as dpb_tradeoff_clt,
+ *        including the refusal 0 < sigma < DPB_CLT_SIGMA_MIN -> NaN (the panels lose accuracy
+ *        there as for the curve: relative 3.4e-5 at sigma = 0.001);
  *        a result below -DBL_MAX -> -inf without a flag. */
 double dpb_tradeoff_clt_slope(double a, double sigma, double rounds);
 

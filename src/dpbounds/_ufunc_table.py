@@ -259,7 +259,8 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
                                 "tests/test_tradeoff.py::test_clt_truncated_vs_mpmath"),
               python="dpbounds.tradeoff_clt", group="tradeoff"),
     UfuncSpec("tradeoff_clt_slope", "dpb_tradeoff_clt_slope", (A, SIGMA, ROUNDS2),
-              "Derivative f'(a) of the untruncated central-limit curve.", (0.1, 1.0, 1000.0),
+              "Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < 0.03, "
+              "where its quadrature loses accuracy.", (0.1, 1.0, 1000.0),
               accuracy=Accuracy("relative", 1e-12, "a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15]",
                                 "tests/test_tradeoff.py::test_clt_slope_vs_mpmath"),
               python="dpbounds.tradeoff_clt_slope", group="tradeoff"),
