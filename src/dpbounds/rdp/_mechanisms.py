@@ -156,7 +156,8 @@ class _IntegerTable(Mechanism):
     def _ensure(self, amax: float) -> None:
         need = int(math.ceil(amax)) + 1
         if need > self._table.shape[0]:
-            n = max(need, 2 * self._table.shape[0], 66)
+            # doubling amortises growth; not beyond _DENSE_MAX unless asked (the cost is O(n^2))
+            n = min(max(need, 2 * self._table.shape[0], 66), max(need, _DENSE_MAX))
             self._table = self._compute(n)
 
     def _compute_at(self, orders: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -172,7 +173,7 @@ class _IntegerTable(Mechanism):
         if vals is None:
             self._ensure(float(imax))
             return self._table[idx]
-        # the orders above the table cost O(order) each, where a whole table up to order n costs
+        # the orders above the table are evaluated alone, where a whole table up to order n costs
         # O(n^2) (hours at 1e6); they are the table's values bit for bit, and not kept (a query
         # asks for a few of them; keeping them would grow without bound)
         low = idx[~high]
@@ -207,9 +208,11 @@ def _rdp_alpha_max() -> float:
 
 
 #: Integer orders below this come from the per-object table (built whole: O(n^2) work for the
-#: without-replacement bounds, ~0.05 s at n = 2048, 1 s at 1e4); higher ones, where a mechanism
-#: can evaluate single orders, are evaluated order by order (O(order) each)
-_DENSE_MAX = 2048
+#: without-replacement bounds, 1 s at n = 1e4; it covers the accountant's default max_order);
+#: higher ones, where a mechanism can evaluate single orders, are evaluated order by order:
+#: O(order) each where the improved bound's certificate skips the Pearson-Vajda terms (small
+#: sigma), O(order^2) where it does not (large sigma, as one table up to that order)
+_DENSE_MAX = 20000
 
 
 class SubsampledGaussianWOR(_IntegerTable):
