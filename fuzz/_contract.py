@@ -67,14 +67,10 @@ def describe(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
 # run stops on NEW things.  DPBOUNDS_FUZZ_STRICT=1 raises them like any other.
 KNOWN: dict[str, re.Pattern[str]] = {
     # fixed and removed: "rdp-epsilon-rounding" (the conversions round towards the bound now,
-    # rdp/_outward.py) and "gdp-mu-slow" (the small-sigma law's tables are built in one
-    # vectorised step)
+    # rdp/_outward.py), "gdp-mu-slow" (the small-sigma law's tables are built in one
+    # vectorised step) and "rdp-overflow-warning" (rdp's Python layer computes under errstate)
     # RandomAllocationPLD.epsilon takes 1-2 s at some sigma/M (listed under "Slow calls" in docs/fuzzing.md)
     "pld-epsilon-slow": re.compile(r"^slow call: .* -- RandomAllocationPLD\.epsilon\("),
-    # numpy overflow warnings from rdp's Python layer at extreme arguments (the strict xfails
-    # test_poisson_gaussian_subnormal_sigma_warns_nothing, test_rdp_accountant_largest_order_warns_nothing)
-    "rdp-overflow-warning": re.compile(r"^RuntimeWarning escaped: overflow encountered in (multiply|divide) "
-                                       r"\(\S*/dpbounds/rdp/(__init__|_accountant)\.py:\d+\)"),
     # the sweep's axis parser allocates an axis of up to MAX_AXIS_LENGTH = 1e8 points by design;
     # from ~3e7 points that takes over 1 s (found once the harness got coverage feedback; issue 14)
     "axis-length-slow": re.compile(r"^slow call: .* -- parse_axis\('\w+', '[^']*:[^':]*:\s*"

@@ -267,11 +267,10 @@ def test_tradeoff_clt_names_a_sigma_beyond_the_doubles():
 
 
 # Found by the coverage-instrumented fuzz run (rdp harness, fuzz/run.py --native-coverage; it
-# reproduces with the ordinary build): the node count of the real-order quadrature divides alpha
-# by sigma outside np.errstate, so a subnormal sigma lets numpy's "overflow encountered in divide"
-# RuntimeWarning escape.  Left to the rdp work of issue 14.
-@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): rdp.poisson_gaussian warns 'overflow "
-                                       "encountered in divide' at a subnormal sigma; not fixed yet")
+# reproduces with the ordinary build): the node count of the real-order quadrature divided alpha
+# by sigma outside np.errstate, so a subnormal sigma let numpy's "overflow encountered in divide"
+# RuntimeWarning escape.  Fixed: the count is inf there, over the cap, and the order is refused
+# naming sigma (documented).
 def test_poisson_gaussian_subnormal_sigma_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -281,6 +280,8 @@ def test_poisson_gaussian_subnormal_sigma_warns_nothing():
             assert str(exc).startswith("sigma")
         else:
             assert np.all(out >= 0)
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma must be larger"):
+            rdp.poisson_gaussian([3.5], [5e-324], 0.5)
 
 
 def test_gdp_delta_monotone_to_its_stated_accuracy():
@@ -302,28 +303,78 @@ def test_gdp_delta_monotone_to_its_stated_accuracy():
 
 
 # Found by the coverage-instrumented fuzz run (rdp harness, long run; reproduces with the ordinary
-# build): composing at the largest double as an order, c * rdp = 10 * 9e307 overflows outside
-# the errstate (which silences "invalid" only) and numpy's RuntimeWarning escapes get_epsilon.
-# Left to the rdp work of issue 14.
-@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): RDPAccountant warns 'overflow encountered "
-                                       "in multiply' at order 1.8e308; not fixed yet")
+# build): composing at the largest double as an order, c * rdp = 10 * 9e307 overflowed outside
+# the errstate (which silenced "invalid" only) and numpy's RuntimeWarning escaped get_epsilon.
+# Fixed: the composed curve is inf there, its value; the order is useless, not an error.
 def test_rdp_accountant_largest_order_warns_nothing():
     acc = rdp.RDPAccountant(np.array([1.7976931348623157e308]), "classic", 10000.0)
     acc.compose(rdp.Gaussian(1.0), 10)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         eps = acc.get_epsilon(0.999999999999999)
-    assert eps >= 0
+        # 10 * alpha / 2 at alpha = 1.8e308 is beyond the doubles: eps(alpha) + log(1/delta) / (alpha - 1)
+        assert eps == math.inf
+        assert acc.get_delta(1.0) == 1.0
+        # with a usable order next to it, that order decides, as without the huge one
+        both = rdp.RDPAccountant(np.array([8.0, 1.7976931348623157e308]), "classic").compose(rdp.Gaussian(1.0), 10)
+        assert both.get_epsilon(1e-5) == float(rdp.epsilon([40.0], [8.0], 1e-5, "classic"))
+
+
+# Found by the coverage-instrumented fuzz run (rdp harness, second long pass, under ASan):
+# RDPAccountant([1e6], ...) with SubsampledGaussianWOR ran for over 30 s: the integer-order table
+# was built whole up to order 1e6, O(n^2) work, for the one order asked.  Orders above 20000 are
+# now evaluated one by one (O(order) each here); the suite's per-test time guards the speed.
+def test_wor_accountant_at_order_1e6_is_quick_and_right():
+    acc = rdp.RDPAccountant([1e6], "improved", 1e6).compose(rdp.SubsampledGaussianWOR(3.5, 0.5), 1)
+    eps, order = acc.get_epsilon(1 - 1.3e-9, return_order=True)
+    assert order == 1e6
+    v = float(acc.rdp(1e6))
+    # independent brackets: the divergence of the realisable pair behind the lower bound,
+    # alpha / (2 sigma^2) + alpha log(gamma) / (alpha - 1), and the Gaussian without subsampling
+    lo = 1e6 / (2 * 3.5 ** 2) + 1e6 * math.log(0.5) / (1e6 - 1)
+    assert lo * (1 - 1e-14) <= v <= 1e6 / (2 * 3.5 ** 2)
+    assert eps == float(rdp.epsilon([v], [1e6], 1 - 1.3e-9))
+    # the continuous search up to 1e6 is quick as well (it used to build tables of 1e4 orders and up)
+    cont = rdp.RDPAccountant(max_order=1e6).compose(rdp.SubsampledGaussianWOR(3.5, 0.5), 1)
+    assert cont.get_epsilon(1e-5) <= float(rdp.epsilon([v], [1e6], 1e-5))
+
+
+@pytest.mark.parametrize("bound", ["improved", "theorem9"])
+def test_wor_orders_above_the_table_are_the_tables_values(bound, monkeypatch):
+    # the order-by-order path above the dense table gives the table's numbers bit for bit: with the
+    # table cut at order 64, against a fresh object whose table covers every order asked
+    from dpbounds.rdp import _mechanisms
+    a = np.array([2.0, 7.5, 63.0, 64.0, 64.5, 100.0, 1000.25, 2999.0, 3000.0])
+    whole = np.asarray(rdp.SubsampledGaussianWOR(1.3, 0.02, bound).rdp(a))
+    monkeypatch.setattr(_mechanisms, "_DENSE_MAX", 64)
+    m = rdp.SubsampledGaussianWOR(1.3, 0.02, bound)
+    assert np.array_equal(np.asarray(m.rdp(a)), whole)
+    assert m._table.shape[0] <= 66          # the high orders did not grow the table
+
+
+def test_no_usable_order_error_names_the_orders_and_the_query():
+    # the contract: a DPBoundsError names the parameter.  No order is usable because of the orders
+    # (fractional, with the quadrature over its cap at sigma = 0.005); the query is named too
+    acc = rdp.RDPAccountant(orders=[30.5, 40.5]).compose(rdp.PoissonGaussian(0.005, 0.01), 10)
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^orders must .* no usable order for delta = 1e-05,"):
+        acc.get_epsilon(1e-5)
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^orders must .* no usable order for epsilon = 1\.0,"):
+        acc.get_delta(1.0)
 
 
 # Found by the coverage-instrumented fuzz run (tradeoff harness, second long pass; reproduces with
 # the ordinary build): a curve whose f is the smallest normal double at a = 0 and 1e-300
 # symmetrizes to the two points (0, 2.2e-308), (1, 0), which is_symmetric(1e-9) rejects.
-@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): TradeoffCurve.symmetrize() of a curve "
-                                       "with f ~ 2.2e-308 is not symmetric; not fixed yet")
+# symmetrize was wrong, not is_symmetric: the hull's cross product (2.2e-308 * 1e-300) underflowed
+# to 0, so the strict turn at (2.2e-308, 0) looked collinear and that vertex was dropped.  The
+# orientation's sign is now exact where a product underflows.
 def test_symmetrize_of_a_near_zero_curve_is_symmetric():
     c = dpbounds.TradeoffCurve(np.array([0.0, 1e-300, 1.0]),
                                np.array([2.2250738585072014e-308, 2.2250738585072014e-308, 0.0]))
     s = c.symmetrize()
     assert s.is_convex()
     assert s.is_symmetric(1e-9)
+    # by hand: min(f, f^-1) is 2.2e-308 at 0 and 0 from a = 2.2e-308 on (f^-1(b) = 0 for
+    # b >= 2.2e-308); its convex minorant is the two segments through (2.2e-308, 0)
+    assert s.a.tolist() == [0.0, 2.2250738585072014e-308, 1.0]
+    assert s.f.tolist() == [2.2250738585072014e-308, 0.0, 0.0]

@@ -24,6 +24,26 @@ from dpbounds._validation import as_float_array, check, check_closed_unit, scala
 __all__ = ["TradeoffCurve"]
 
 
+#: Smallest normal double: a product below it has lost precision (or is 0) by underflow
+_TINY = 2.2250738585072014e-308
+
+
+def _cross(ox: float, oy: float, ax: float, ay: float, px: float, py: float) -> float:
+    """The orientation ``(a - o) x (p - o)``: its sign is exact where a product underflows.
+
+    Near the bottom of the double range the products underflow (2.2e-308 * 1e-300 is 0), which
+    would make a strict turn look collinear and drop a hull vertex; there the sign is taken
+    from exact rational arithmetic.  Elsewhere the float value as before.
+    """
+    u1, v2, v1, u2 = ax - ox, py - oy, ay - oy, px - ox
+    t1, t2 = u1 * v2, v1 * u2
+    if (abs(t1) < _TINY and u1 != 0.0 and v2 != 0.0) or (abs(t2) < _TINY and v1 != 0.0 and u2 != 0.0):
+        from fractions import Fraction as Q
+        exact = (Q(ax) - Q(ox)) * (Q(py) - Q(oy)) - (Q(ay) - Q(oy)) * (Q(px) - Q(ox))
+        return float((exact > 0) - (exact < 0))
+    return t1 - t2
+
+
 def _lower_hull(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Lower convex hull (Andrew's monotone chain) of points, sorted by x."""
     order = np.lexsort((y, x))
@@ -35,8 +55,7 @@ def _lower_hull(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArray
             continue  # same abscissa: the first (lowest) point is kept
         while len(hx) >= 2:
             # keep the turn strictly convex (counter-clockwise)
-            cross = (hx[-1] - hx[-2]) * (py - hy[-2]) - (hy[-1] - hy[-2]) * (px - hx[-2])
-            if cross <= 0.0:
+            if _cross(hx[-2], hy[-2], hx[-1], hy[-1], px, py) <= 0.0:
                 hx.pop()
                 hy.pop()
             else:

@@ -241,7 +241,9 @@ def _quad_nodes(a: Any, s: Any) -> Any:
     """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
     d = np.minimum(0.9 * np.pi * s, 5.0)
     h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
-    return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
+    # alpha / sigma beyond the doubles (sigma subnormal) is an inf count: over the cap, refused
+    with np.errstate(over="ignore"):
+        return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
 
 
 def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any:
@@ -268,7 +270,10 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
         If an argument is outside its domain, or a fractional order (or alpha = 1) would cost
         more than 1e6 quadrature nodes (about 0.15 s): the count grows like alpha/sigma^2,
         e.g. sigma = 0.01 allows fractional alpha up to ~21, sigma = 1e-6 none.  Integer
-        orders cost O(alpha) and are never refused.  The raw ufuncs give NaN there.
+        orders cost O(alpha) and are never refused.  The raw ufuncs give NaN there.  This
+        includes every fractional order at a subnormal or tiny sigma (below ~1e-154 the RDP
+        exceeds the largest double anyway: it is at least alpha / (2 sigma^2) + alpha log(q) /
+        (alpha - 1), and integer orders give ``inf`` there).
 
     Notes
     -----

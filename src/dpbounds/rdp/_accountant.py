@@ -205,7 +205,9 @@ class RDPAccountant(PrivacyAccountant):
             if c == 0:
                 continue
             v = np.asarray(m.rdp(a), dtype=np.float64)
-            with np.errstate(invalid="ignore"):
+            # inf * 0 and inf - inf are NaN (the order is skipped); c * v beyond the doubles is inf,
+            # its right value (an order useless for the conversion, not an error)
+            with np.errstate(invalid="ignore", over="ignore"):
                 tot = tot + c * v
         return tot
 
@@ -220,7 +222,7 @@ class RDPAccountant(PrivacyAccountant):
             a = np.asarray(a, dtype=np.float64)
             return f(a, self._rdp(a), np.float64(target), conv)
 
-        return _Objective(value)
+        return _Objective(value, "delta" if kind == "eps" else "epsilon", target)
 
     def _delta_at(self, a: float, epsilon: float) -> float:
         """delta at the order the search chose, evaluated in the linear domain (rdp/_outward.py)."""
@@ -230,8 +232,11 @@ class RDPAccountant(PrivacyAccountant):
     def _minimise(self, obj: "_Objective", scan_all: bool = False) -> tuple[float, float]:
         v_, a_ = self._search(obj, scan_all)
         if obj.usable == 0:
+            # the orders (given, or the search's) are what fails, whatever delta or epsilon asked
+            # for; both are named so that the message says which query it was
             raise DPBoundsError(
-                f"no usable order: the composed RDP curve is NaN at all {obj.skipped} orders tried "
+                f"orders must include a usable one: no usable order for {obj.target_name} = {obj.target!r}, "
+                f"the composed RDP curve is NaN at all {obj.skipped} orders tried "
                 "(e.g. fractional orders of the Poisson-subsampled Gaussian beyond its quadrature cap "
                 "of 1e6 nodes, cost ~ alpha / sigma^2); give integer orders (orders=...)")
         return v_, a_
@@ -451,8 +456,10 @@ class _Objective:
     earlier calls.
     """
 
-    def __init__(self, value: Callable[[NDArray[np.float64]], NDArray[np.float64]]) -> None:
+    def __init__(self, value: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+                 target_name: str, target: float) -> None:
         self._value = value
+        self.target_name, self.target = target_name, float(target)  # the query's parameter, for errors
         self.skipped = 0  # orders evaluated to NaN
         self.usable = 0   # orders evaluated to a number (inf included)
 
