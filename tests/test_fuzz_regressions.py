@@ -378,3 +378,20 @@ def test_symmetrize_of_a_near_zero_curve_is_symmetric():
     # b >= 2.2e-308); its convex minorant is the two segments through (2.2e-308, 0)
     assert s.a.tolist() == [0.0, 2.2250738585072014e-308, 1.0]
     assert s.f.tolist() == [2.2250738585072014e-308, 0.0, 0.0]
+
+
+def test_tradeoff_curve_epsilon_at_a_subnormal_vertex():
+    # Found by the fuzz run (tradeoff harness, seed 3): at a vertex a = 5e-324 the quotient
+    # (1 - f - delta)/a of TradeoffCurve.epsilon overflowed, numpy's RuntimeWarning escaped and the
+    # answer was inf where the true epsilon is finite, log(0.5/5e-324) ~ 743.7
+    import mpmath as mp
+
+    c = dpbounds.TradeoffCurve(np.array([0.0, 5e-324, 1.0]), np.array([1.0, 0.5, 0.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eps = c.epsilon(0.0)
+    want = mp.log(mp.mpf(0.5) / mp.mpf(5e-324))
+    assert abs(mp.mpf(eps) - want) <= 4 * np.spacing(float(want))
+    # an ordinary vertex keeps the quotient's log, bit for bit
+    d = dpbounds.TradeoffCurve(np.array([0.0, 0.25, 1.0]), np.array([1.0, 0.5, 0.0]))
+    assert d.epsilon(0.0) == np.log(0.5 / 0.25)

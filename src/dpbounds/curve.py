@@ -199,8 +199,13 @@ class TradeoffCurve:
         ``max_i log((1 - f_i - delta)/a_i)``; inf if ``1 - f(0) > delta``)."""
         dv = check_closed_unit("delta", delta)
         num = 1.0 - self.f - dv[..., None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(num > 0, np.where(self.a > 0, np.log(np.maximum(num, 1e-300) / np.where(self.a > 0, self.a, 1.0)), np.inf), -np.inf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            top, a = np.maximum(num, 1e-300), np.where(self.a > 0, self.a, 1.0)
+            ratio = top / a
+            # at a subnormal vertex a the quotient overflows: log(top) - log(a) is then the finite
+            # answer (about 744); elsewhere log of the quotient, as always
+            lr = np.where(np.isinf(ratio), np.log(top) - np.log(a), np.log(ratio))
+            r = np.where(num > 0, np.where(self.a > 0, lr, np.inf), -np.inf)
         res = np.maximum(np.max(r, axis=-1), 0.0)
         return scalar_or_array(res)
 
