@@ -355,3 +355,14 @@ def test_claim_rdp_worse_than_baselines_at_small_k_for_the_gaussian(profile, con
             best = min(comp.subsampled_epsilon(k, method="naive", **kw), comp.subsampled_epsilon(k, **kw))
             assert _rdp_epsilon(sigma, k, conversion) > best
 
+
+
+def test_chunked_logaddexp_fold_is_numpys_reduce_bit_for_bit():
+    # the windows' sums are folded in chunks so that Ctrl-C is answered between them
+    # (tests/test_interrupts.py); the chunking must not move a bit
+    from dpbounds.composition import _FOLD_CHUNK, _logaddexp_fold
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, _FOLD_CHUNK - 1, _FOLD_CHUNK, _FOLD_CHUNK + 1, 5 * _FOLD_CHUNK + 3):
+        x = rng.normal(size=n) * 30.0 - 40.0
+        assert _logaddexp_fold(x) == float(np.logaddexp.reduce(x)), n
