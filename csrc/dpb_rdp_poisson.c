@@ -137,6 +137,71 @@ static double log_abs_binom(double a, long i)
     return lgamma((double)i - a) - lgamma((double)i + 1.0) - lgamma(-a);
 }
 
+/* log of the MTZ series term of index x (real x > a):  log f(x),  f = |C(a,x)| g(x)  with
+ * g(x) = s0(x) + s1(x) the two Gaussian-tail factors (the loop's t, at a real index). */
+static double negseries_term_log(double a, double x, double sigma, double s2, double z0,
+                                 double lq, double l1q)
+{
+    double j = a - x, lc = lgamma(x - a) - lgamma(x + 1.0) - lgamma(-a);
+    double t0 = lc + x * lq + j * l1q + (x * x - x) / (2.0 * s2) + dpb_log_ndtr((z0 - x) / sigma);
+    double t1 = lc + j * lq + x * l1q + (j * j - j) / (2.0 * s2) + dpb_log_ndtr((j - z0) / sigma);
+    return dpb_logaddexp(t0, t1);
+}
+
+/* Terms summed one by one before the certified tail below takes over (~2 ms of the loop):
+ * every input whose loop ended within this many terms gives the same double as before. */
+#define NEGSERIES_LOOP_TERMS 16384
+/* relative length of the tail's blocks (the trapezoid's relative excess is ~ (this)^2 a^2/12) */
+#define NEGSERIES_BLOCK_REL 1e-3
+
+/* An UPPER bound on  sum_{k = e+1, e+3, e+5, ...} f(k)  (log), for an integer e >= floor(a) + 3.
+ *
+ * Why it is an upper bound.  With r(z) = q/(1-q) exp((2z-1)/(2 sigma^2)) the likelihood ratio
+ * and mu0 = N(0, sigma^2), the two Gaussian-tail factors are the integrals
+ *   s0(x) = (1-q)^a E_mu0[r^x 1{r<1}],   s1(x) = q^a E_mu0[(mu1/mu0)^a r^-x 1{r>1}],
+ * Laplace transforms of positive measures (log r < 0, resp. -log r < 0 on their ranges), so
+ * g = s0 + s1 is completely monotone in real x.  So is |C(a,x)| = Gamma(x-a)/(Gamma(x+1)
+ * |Gamma(-a)|) for x > a, being B(x-a, a+1)/(Gamma(a+1) |Gamma(-a)|) = c int_0^1 t^(x-1) t^-a
+ * (1-t)^a dt.  A product of completely monotone functions is completely monotone, so f is
+ * convex and decreasing on [e, inf).  Then, for blocks k = n, n+2, ..., m-2 with edges
+ * n-1 < m-1:
+ *   (i)  2 f(k) <= int_{k-1}^{k+1} f        (midpoint rule, f convex), so the block's sum is
+ *        <= 1/2 int_{n-1}^{m-1} f;
+ *   (ii) int_{n-1}^{m-1} f <= (m-n)/2 (f(n-1) + f(m-1))   (trapezoid rule, f convex).
+ * The last edge E leaves  sum_{k = E+1, E+3, ...} f(k) <= g(E) sum_{k = E+1, E+3, ...}|C(a,k)|
+ *   <= g(E) 1/2 sum_{j >= E} |C(a,j)|   (|C(a,k)| <= (|C(a,k-1)| + |C(a,k)|)/2, |C| decreasing)
+ *   =  g(E) |C(a,E)| E / (2a) = f(E) E / (2a),
+ * by  sum_{j >= E} |C(a,j)| = |C(a-1,E-1)| = |C(a,E)| E/a  (for E > a: the tail of
+ * sum_j (-1)^j C(a,j) = (1-1)^a = 0, whose terms beyond a alternate in sign like (-1)^j).
+ * Every step over-estimates; the blocks grow geometrically (relative length
+ * NEGSERIES_BLOCK_REL), so (ii)'s excess is ~1e-7 of the tail and (i)'s ~ a^2/(6 e^2) of it.
+ * The remainder is taken once it is below e^-45 of `tot` (or the edge reaches 2^50, where the
+ * index stops being exactly representable with room to spare; still a bound, only looser).
+ * The computed f has a relative rounding error far below 1e-9 where it matters; the result is
+ * raised by 1e-6 (relative) to cover it. */
+static double negseries_tail_upper_log(double a, double e, double tot, double sigma, double s2,
+                                       double z0, double lq, double l1q)
+{
+    double fe = negseries_term_log(a, e, sigma, s2, z0, lq, l1q), rem;
+    long nb;
+    dpb_lse tail;
+    dpb_lse_init(&tail);
+    for (nb = 0; nb < 200000; nb++) {
+        double half = floor(0.5 * NEGSERIES_BLOCK_REL * e), e2, fe2;
+        rem = fe + log(e / (2.0 * a));
+        if (rem < tot - 45.0 || e >= 0x1p50) break;
+        if (half < 1.0) half = 1.0;
+        e2 = e + 2.0 * half;
+        fe2 = negseries_term_log(a, e2, sigma, s2, z0, lq, l1q);
+        /* 1/2 (m-n)/2 (f(n-1) + f(m-1)) with m - n = 2 half */
+        dpb_lse_add(&tail, log(0.5 * half) + dpb_logaddexp(fe, fe2));
+        e = e2;
+        fe = fe2;
+    }
+    dpb_lse_add(&tail, fe + log(e / (2.0 * a)));
+    return dpb_lse_value(&tail) + 1e-6;
+}
+
 double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
 {
     double fa = floor(a), z0, lq, l1q, s2, prev = DPB_INF;
@@ -156,7 +221,15 @@ double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
     s2 = sigma * sigma;
     z0 = s2 * (l1q - lq) + 0.5;
     i0 = (long)fa + 2;                               /* first negative coefficient */
-    for (i = i0; it < 4000000; i += 2, it++) {
+    for (i = i0; ; i += 2, it++) {
+        if (it == NEGSERIES_LOOP_TERMS) {
+            /* still slowly decaying (q near 1/2 with a large sigma: terms ~ i^-(a+1) up to
+               i ~ sigma, which once ran 4e6 terms and then stopped short of the tail): add a
+               certified upper bound on the rest, from the last summed index i - 2 on */
+            dpb_lse_add(&acc, negseries_tail_upper_log(a, (double)(i - 2) + 1.0, dpb_lse_value(&acc),
+                                                       sigma, s2, z0, lq, l1q));
+            break;
+        }
         double j = a - (double)i, lc = log_abs_binom(a, i);
         double di = (double)i;
         double t0 = lc + di * lq + j * l1q + (di * di - di) / (2.0 * s2) + dpb_log_ndtr((z0 - di) / sigma);

@@ -22,14 +22,20 @@
  *                       The |C| series jumps at a = 1 (its extra terms are O(a-1)/(a-1)); a = 1 itself
  *                       returns the exact KL in both modes.
  *                       The polynomially decaying tail (terms ~ i^-(a+2)) is summed in closed form
- *                       (integral of the fitted power law) once below 1e-8 of the total.
+ *                       (integral of the fitted power law) once below 1e-8 of the total; a series
+ *                       still going after 16384 terms (q near 1/2 with sigma >~ 1e4: terms
+ *                       ~ i^-(a+1) up to i ~ sigma) gets a certified upper bound on its rest
+ *                       (trapezoid rule over geometric blocks; the terms are convex in i).
  * COST      integer a: O(a).  Real a (exact): about (a/sigma + 80)/h nodes with h = min(0.2, ~0.07 sigma),
  *           i.e. ~1e3-1e4 nodes for sigma >= 0.5, ~130 ns each.  Capped at DPB_RDP_QUAD_MAX_NODES
  *           (1e6, ~0.15 s): a real order that would need more (e.g. sigma = 0.01 with a > ~21,
  *           sigma = 1e-6 at any real a) gives NaN at once, in both modes and in quad_log.
+ *           Compat's series: at most 16384 terms, then the tail bound (a few ms per order).
  * ACCURACY  relative error vs mpmath (tests/test_rdp_kernels.py): integer a <= 1e-13 (measured 8.3e-14,
  *           q in [1e-9, 0.9], a <= 256); real a exact <= 1e-12 (measured 4.0e-15, q in [1e-9, 0.9],
- *           sigma in [0.5, 30], a <= 20.5); compat vs the infinite |C| series <= 1e-10 (3.0e-11).
+ *           sigma in [0.5, 30], a <= 20.5); compat vs the infinite |C| series <= 1e-10 (3.0e-11;
+ *           negseries_log vs its defining integral at sigma in [1e3, 2^53], q in [0.1, 0.9],
+ *           a in [1.5, 100.5]: tests/test_rdp_negseries.py).
  * EDGES     NaN in -> NaN out; q outside [0, 1], sigma <= 0, a < 1 -> NaN; q = 0 -> 0;
  *           q = 1 -> a/(2 sigma^2); a = inf -> inf; a > DPB_RDP_ALPHA_MAX (1e6) -> NaN.
  */
