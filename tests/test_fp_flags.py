@@ -148,16 +148,21 @@ def test_negseries_log_tiny_sigma_limit():
         assert U.rdp_poisson_negseries_log(a, 5e-324, q) == -math.inf
 
 
-@pytest.mark.parametrize("y", [1e104, -1e104, 1e154, -1e200, 1e308])
-def test_edgeworth_p_at_huge_y_is_the_signed_overflow(y):
-    # p(y) ~ (4 c^2 - d) y^3: beyond the doubles with the sign of (4 c^2 - d) y (it was NaN)
-    mp.mp.dps = 40
+def _edgeworth_p_exact(y: float, dps: int) -> "mp.mpf":
+    """The Edgeworth polynomial p_n(y) at sigma = 1, n = 100 in mpmath (the reference of both tests below)."""
+    mp.mp.dps = dps
     s, n = mp.mpf(1), mp.mpf(100)
     w = mp.exp(1 / s ** 2)
     c = (w + 2) * mp.sqrt(w - 1) / (6 * mp.sqrt(n))
     d = (w ** 4 + 2 * w ** 3 + 3 * w ** 2 - 6) / (24 * n)
     Y = mp.mpf(y)
-    exact = Y - c * (Y ** 2 - 1) - d * (Y ** 3 - 3 * Y) + c ** 2 * (4 * Y ** 3 - 7 * Y)
+    return Y - c * (Y ** 2 - 1) - d * (Y ** 3 - 3 * Y) + c ** 2 * (4 * Y ** 3 - 7 * Y)
+
+
+@pytest.mark.parametrize("y", [1e104, -1e104, 1e154, -1e200, 1e308])
+def test_edgeworth_p_at_huge_y_is_the_signed_overflow(y):
+    # p(y) ~ (4 c^2 - d) y^3: beyond the doubles with the sign of (4 c^2 - d) y (it was NaN)
+    exact = _edgeworth_p_exact(y, 40)
     assert abs(exact) > mp.mpf(np.finfo(np.float64).max)
     with np.errstate(all="raise", under="ignore"):
         assert U.edgeworth_p(y, 1.0, 100.0) == math.copysign(math.inf, float(exact))
@@ -165,13 +170,7 @@ def test_edgeworth_p_at_huge_y_is_the_signed_overflow(y):
 
 @pytest.mark.parametrize("y", [1e20, -3e40, 1e60, 1e100, 1e103, -1e103])
 def test_edgeworth_p_large_finite_y_vs_mpmath(y):
-    mp.mp.dps = 60
-    s, n = mp.mpf(1), mp.mpf(100)
-    w = mp.exp(1 / s ** 2)
-    c = (w + 2) * mp.sqrt(w - 1) / (6 * mp.sqrt(n))
-    d = (w ** 4 + 2 * w ** 3 + 3 * w ** 2 - 6) / (24 * n)
-    Y = mp.mpf(y)
-    exact = Y - c * (Y ** 2 - 1) - d * (Y ** 3 - 3 * Y) + c ** 2 * (4 * Y ** 3 - 7 * Y)
+    exact = _edgeworth_p_exact(y, 60)
     with np.errstate(all="raise", under="ignore"):
         got = U.edgeworth_p(y, 1.0, 100.0)
     assert abs(got - exact) <= 1e-14 * abs(exact)
