@@ -73,6 +73,14 @@ KNOWN: dict[str, re.Pattern[str]] = {
     "pld-epsilon-slow": re.compile(r"^slow call: .* -- RandomAllocationPLD\.epsilon\("),
     # the sweep's axis parser allocates an axis of up to MAX_AXIS_LENGTH = 1e8 points by design;
     # from ~3e7 points that takes over 1 s (found once the harness got coverage feedback; issue 14)
+    # IEEE flags from the C kernels where the value is right but SEVERAL arguments are extreme at
+    # once (tests/test_fp_flags.py holds every ufunc to the rule one argument at a time; the CI
+    # fuzz run found: _delta_bound_checked_exact(1.8e308, 1e15) overflow, gdp_epsilon(5e-324,
+    # 2.2e-308) divide by zero; issue 14).  Reported once per run, not raised; a flag from
+    # the package's Python code is still a finding.
+    "fp-flag-several-extreme-arguments": re.compile(
+        r"^RuntimeWarning escaped: (overflow|invalid value|divide by zero) encountered in \w+ "
+        r"\(\S*/(dpbounds/_dispatch|dpbounds/outer|fuzz/_contract)\.py:\d+\)"),
     "axis-length-slow": re.compile(r"^slow call: .* -- parse_axis\('\w+', '[^']*:[^':]*:\s*"
                                    r"(\d{8,}(\.\d*)?|\d+(\.\d*)?e\+?0*[78])\s*'\)$"),
 }

@@ -307,6 +307,12 @@ def _check_wrapper(spec: UfuncSpec, inputs: list[Any], outs: list[Any] | None, *
     if spec.python == "dpbounds.rdp.poisson_gaussian" and ok_inputs and arrays is not None:
         if np.any(np.abs(arrays[0][np.isfinite(arrays[0])]) > 1e6):   # documented extra rule
             bad = True
+    if spec.name.startswith("tradeoff_clt") and ok_inputs and arrays is not None:
+        # documented extra rule: the CLT curve and its slope refuse sigma < 0.03
+        # (dpbounds.tradeoff.CLT_SIGMA_MIN), where the quadrature loses accuracy
+        from dpbounds.tradeoff import CLT_SIGMA_MIN
+        if np.any(arrays[1] < CLT_SIGMA_MIN):
+            bad = True
     ok, res = attempt(w, names=names, allow=("shapes do not broadcast",), **kwargs)
     call = f"{describe(w, (), kwargs)} [raw: {spec.name}]"
     if not ok_inputs:
