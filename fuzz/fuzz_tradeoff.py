@@ -133,7 +133,14 @@ def fuzz_gdp(d: Draw) -> None:
         # non-increasing up to the documented accuracy (relative error <= 1e-13 for each value):
         # 4 ulps was stricter than that, and 8 ulps at eps = 1e-4 and 1e-4 + 1.8e-18 (true
         # difference 0.06 ulp) was reported (tests/test_fuzz_regressions.py checks that point)
-        check(dd[1] <= dd[0] * (1 + 2.5e-13) + 4 * np.spacing(dd[0]), f"gdp_delta increases in eps: {dd}", call)
+        # below mu = 0.1 the docstring's bound grows with the conditioning |u|/mu of the
+        # difference, u = mu/2 - eps/mu (the CI run: 2.7e-13 at mu = 0.0018, where |u|/mu = 170)
+        m = _num(mu)
+        cond = 1.0
+        if 0.0 < m < 0.1 and math.isfinite(e1):
+            with np.errstate(all="ignore"):
+                cond = max(1.0, abs(0.5 * m - e1 / m) / m)
+        check(dd[1] <= dd[0] * (1 + 2.5e-13 * cond) + 4 * np.spacing(dd[0]), f"gdp_delta increases in eps: {dd}", call)
     dl = d.scalar("unit")
     call = f"gdp_epsilon({dl!r}, {mu!r})"
     ok, e = attempt(dpbounds.gdp_epsilon, dl, mu, names=("delta", "mu"))
