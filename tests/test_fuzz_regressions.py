@@ -392,6 +392,9 @@ def test_tradeoff_curve_epsilon_at_a_subnormal_vertex():
         eps = c.epsilon(0.0)
     want = mp.log(mp.mpf(0.5) / mp.mpf(5e-324))
     assert abs(mp.mpf(eps) - want) <= 4 * np.spacing(float(want))
+    # and delta at that epsilon (above 700, where e^eps overflows but e^eps a does not) is 0
+    # (found by the next fuzz run: delta clamped eps at 700 and answered 1 - f = 0.5)
+    assert c.delta(eps) == 0.0 and c.delta(701.0) == 0.5
     # an ordinary vertex keeps the quotient's log, bit for bit
     d = dpbounds.TradeoffCurve(np.array([0.0, 0.25, 1.0]), np.array([1.0, 0.5, 0.0]))
     assert d.epsilon(0.0) == np.log(0.5 / 0.25)

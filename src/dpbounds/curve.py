@@ -191,7 +191,16 @@ class TradeoffCurve:
         ev = as_float_array("eps", eps)
         check("eps", ev, ~np.isnan(ev), "a real number (not NaN)")
         e = np.exp(np.minimum(ev, 700.0))[..., None]
-        d = np.max(1.0 - self.f - e * self.a, axis=-1)
+        ea = e * self.a
+        big = (ev > 700.0)[..., None]
+        if np.any(big):
+            # e^eps overflows beyond ~709, but e^eps a need not (a vertex at a subnormal a):
+            # exp(eps + log a) there, so that delta(epsilon(d)) <= d holds where epsilon
+            # answered a finite eps above 700 (the old clamp at 700 made delta too large)
+            with np.errstate(over="ignore"):
+                far = np.where(self.a > 0, np.exp(ev[..., None] + np.log(np.where(self.a > 0, self.a, 1.0))), 0.0)
+            ea = np.where(big, far, ea)
+        d = np.max(1.0 - self.f - ea, axis=-1)
         return scalar_or_array(np.maximum(d, 0.0))
 
     def epsilon(self, delta: ArrayLike) -> Any:
