@@ -44,14 +44,14 @@ def _num(x: Any) -> float:
     return float(np.asarray(x, dtype=np.float64).ravel()[0])
 
 
-def _is_curve(f: Any, a: np.ndarray, nan_ok: Any, call: str) -> None:
+def _is_curve(f: Any, a: np.ndarray, nan_ok: Any, call: str, below_diagonal: bool = True) -> None:
     v = np.asarray(f, dtype=np.float64)
     nan = np.isnan(v)
     check(~nan | nan_ok, f"NaN where none is documented: a = {a[nan & ~np.asarray(nan_ok)][:3]}", call)
     fin = ~nan
     check(((v >= 0) & (v <= 1))[fin], f"value outside [0, 1]: {v[fin][:4]}", call)
     with np.errstate(invalid="ignore"):
-        over = fin & (v > 1.0 - a + _SLACK)
+        over = fin & (v > 1.0 - a + _SLACK) & below_diagonal
     check(~over, f"f(a) > 1 - a at a = {a[over][:3]}: f = {v[over][:3]}", call)
     if v.ndim == 1 and v.size > 1:   # a is sorted: f non-increasing where both are defined
         idx = np.flatnonzero(fin)
@@ -102,7 +102,9 @@ def fuzz_curves(d: Draw) -> None:
             nan_ok = np.zeros(a.shape, dtype=bool)
     else:
         nan_ok = np.zeros(a.shape, dtype=bool)
-    _is_curve(f, a, nan_ok | ~valid_a, call)
+    # the Edgeworth curve is an approximation, not a trade-off function: its docstring says it can
+    # exceed 1 - a near a = 1 where c_M is not small (found: sigma 0.422, M 124423, c_M = 2.14)
+    _is_curve(f, a, nan_ok | ~valid_a, call, below_diagonal=which != 2)
 
 
 def fuzz_gaussian(d: Draw) -> None:

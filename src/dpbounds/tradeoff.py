@@ -306,7 +306,9 @@ def tradeoff_edgeworth(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     -----
     The expansion is asymptotic in M: when ``gamma1/sqrt(M)`` is not small (e.g. sigma
     <= 0.5 with M ~ 1e3) the polynomial is far from the identity and the value is not a
-    meaningful approximation even where it is defined.  Monte Carlo (docs/tradeoff.md and
+    meaningful approximation even where it is defined; in particular it is not a trade-off
+    function and can exceed ``1 - a`` near ``a = 1`` (1.35e-4 at ``a = 0.99989``, sigma = 0.422,
+    M = 124423, where ``gamma1/(6 sqrt M)`` = 2.14).  Monte Carlo (docs/tradeoff.md and
     tests/test_tradeoff_mc.py) shows it tracks the true curve where G_mu and the CLT
     integral do not, e.g. at M = 100, sigma = 2.
     """
