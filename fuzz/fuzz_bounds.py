@@ -84,7 +84,12 @@ def fuzz_monotone(d: Draw) -> None:
     for (sa, ma), (sb, mb) in pairs:
         a, b = vals[sa, ma], vals[sb, mb]
         if not (math.isnan(a) or math.isnan(b)):
-            check(ulps_le(b, a), f"delta_bound not non-increasing: ({sa}, {ma}) -> {a}, ({sb}, {mb}) -> {b}",
+            # up to twice delta_bound's documented relative error (1e-14 for M <= 1e15): two
+            # values a few ulps apart in the true order can come out swapped; beyond M = 1e15 no
+            # accuracy is claimed and only a 1e-13 swap is tolerated (found at M = 1.8e308: 2.3e-14)
+            tol = 2e-14 if max(ma, mb) <= 1e15 else 1e-13
+            check(b <= a * (1 + tol) or ulps_le(b, a),
+                  f"delta_bound not non-increasing: ({sa}, {ma}) -> {a}, ({sb}, {mb}) -> {b}",
                   f"delta_bound coefficient={c}")
 
 

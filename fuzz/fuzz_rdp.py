@@ -120,7 +120,8 @@ def fuzz_conversion(d: Draw) -> None:
             # the objectives are accurate to 4 ulps of their largest term: an error de in epsilon
             # moves delta by a factor exp((alpha - 1) de)
             # (an infinite RDP value makes its order unusable, not the tolerance NaN: finite ones only)
-            rmax = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0))
+            rv = np.asarray(r, dtype=np.float64)
+            rmax = float(np.max(np.abs(rv[np.isfinite(rv)]), initial=0.0))
             rel = 1e-9 + (float(np.max(o)) - 1.0) * 8 * float(np.spacing(rmax + 1.0))
             # delta is rounded up (never below the exact value): below the normal range its
             # granularity is the smallest subnormal, of which it may be up to 3 above

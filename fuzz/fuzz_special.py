@@ -84,7 +84,9 @@ RANGES: tuple[tuple[str, Any], ...] = (
     ("delta_terms", _nonneg),
     ("rounds_closed_form", lambda v, a: v >= 1),
     ("rounds_required", lambda v, a: (v >= 3) & ((v == np.floor(v)) | np.isinf(v))),
-    ("min_dataset_size", lambda v, a: v > 0),
+    # >= 0, not > 0: the true N = C sigma M / ratio can lie below the smallest subnormal
+    # (found: 5e-324 * 4.5e12 * 1e-6 / 11768), where 0 is its correct rounding
+    ("min_dataset_size", lambda v, a: v >= 0),
     ("compose_delta", _unit),
     ("per_epoch_delta", _unit),
     ("gaussian_tradeoff", _tradeoff),
