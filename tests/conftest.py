@@ -14,6 +14,17 @@ settings.register_profile("sanitize", parent=settings.get_profile("ci"), max_exa
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision_restored():
+    """Many tests set mpmath's global precision; restoring it after each test keeps every
+    test's references independent of which tests ran before it (an mpf reference negated or
+    combined at the ambient precision would otherwise round differently by test order)."""
+    import mpmath
+    prec = mpmath.mp.prec
+    yield
+    mpmath.mp.prec = prec
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261129)
