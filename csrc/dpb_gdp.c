@@ -34,6 +34,71 @@ static double log_pdf(double u)
     return -0.5 * h - (0.5 * l + DPB_LOG_SQRT2PI);
 }
 
+/* ---------------------------------------------------------------- small mu
+ * For mu <= DPB_GDP_SMALL_MU and 0 <= eps <= 1/2 the general form below, n(u)(R(u) - R(v)),
+ * subtracts two Mills ratios that agree to ~log10(|u|/mu) digits: at mu = 1e-10 the epsilon
+ * it gave was 8e-7 off, and below mu ~ 1e-16 it was wrong altogether.  Here the difference is
+ * never formed.  With z = eps/mu, h = mu/2 and Rt(t) = Phi(-t)/n(t) the upper-tail Mills ratio,
+ *     delta = n(z - h) (Rt(z - h) - Rt(z + h))                       (exact)
+ *           = n(z - h) mu q(z) (1 + c),   q(z) = -Rt'(z) = 1 - z Rt(z),
+ * from the Taylor series of Rt about z (an entire function): with P_n = Rt^(n)(z) h^n,
+ *     Rt(z - h) - Rt(z + h) = -2 sum_k P_{2k+1}/(2k+1)!,  c = sum_{k>=1} P_{2k+1}/((2k+1)! P_1),
+ * and P_{n+1} = (z h) P_n + n h^2 P_{n-1} (from Rt' = z Rt - 1).  z h = eps/2 <= 1/4 and
+ * h <= 0.005, so the scaled recurrence neither overflows nor amplifies its rounding relative
+ * to P_1 (|c| <= ~h^2 + eps^2/24 ~ 1e-2).  q(z) comes without cancellation from the continued
+ * fraction Rt(t) = 1/(t + 1/K), K = t + 2/(t + 3/(t + ...)), as q = 1/(1 + t K) (t >= 3; depth
+ * 80/40/20 from t = 3/4/8 on: truncation below 2e-16, checked against mpmath), directly as
+ * 1 - t Rt(t) below 3 (condition <= 6).  The whole answer is
+ *     log(delta/mu) = log n(z) + eps/2 - h^2/2 + log q(z) + log1p(c). */
+#define DPB_GDP_SMALL_MU 0.01
+#define DPB_GDP_SMALL_EPS 0.5
+
+/* q(t) = 1 - t Rt(t) and Rt(t) for 0 <= t <= 1e150 */
+static double upper_mills_q(double t, double *rt)
+{
+    double K;
+    int k, depth;
+    if (t < 3.0) {
+        *rt = dpb_normal_mills(-t);
+        return 1.0 - t * *rt;
+    }
+    depth = t >= 8.0 ? 20 : (t >= 4.0 ? 40 : 80);
+    K = t;
+    for (k = depth; k >= 2; k--) K = t + k / K;
+    *rt = 1.0 / (t + 1.0 / K);
+    return 1.0 / (1.0 + t * K);
+}
+
+/* log(delta/mu) for mu <= DPB_GDP_SMALL_MU, 0 <= eps <= DPB_GDP_SMALL_EPS, z = zh + zl = eps/mu
+ * (zl: the rounding error of zh, or 0) <= 1e150; *dlog (if not NULL): d/dz log(delta/mu) =
+ * -Rt(z + h)/(q (1 + c)), to first order in h (a Newton direction only). */
+static double gdp_small_mu_log_ratio(double zh, double zl, double eps, double mu, double *dlog)
+{
+    double h = 0.5 * mu, rt, q = upper_mills_q(zh, &rt), c = 0.0, lp, sq, sql;
+    if (h > 1e-150 && q > 0.0) {
+        double zhh = zh * h, h2 = h * h, pm = rt, p = -q * h, p1 = p, fact = 1.0, pn;
+        int n;
+        for (n = 1; n < 15; n++) {              /* p = P_n, pm = P_{n-1} */
+            pn = zhh * p + n * h2 * pm;
+            pm = p;
+            p = pn;
+            fact *= (n + 1);
+            if ((n + 1) % 2 == 1) {             /* P_{n+1} with n + 1 odd */
+                double term = p / (fact * p1);
+                c += term;
+                if (fabs(term) <= 1e-18 * (1.0 + fabs(c))) break;
+            }
+        }
+    }
+    if (zh < 1e-100) lp = -DPB_LOG_SQRT2PI;
+    else {
+        dpb_two_prod(zh, zh, &sq, &sql);
+        lp = -0.5 * sq - (0.5 * sql + zh * zl + DPB_LOG_SQRT2PI);
+    }
+    if (dlog) *dlog = -(rt - h * q) / (q * (1.0 + c));
+    return lp + 0.5 * eps - 0.5 * h * h + log(q) + log1p(c);
+}
+
 double dpb_gdp_log_delta(double eps, double mu)
 {
     double u, v, ru, rv;
@@ -44,6 +109,14 @@ double dpb_gdp_log_delta(double eps, double mu)
     if (isinf(mu)) return 0.0;
     if (mu < 1.0 && fabs(eps) > mu * 1e300)                             /* eps/mu overflows: |u| = inf */
         return eps > 0.0 ? -DPB_INF : log(-expm1(eps));
+    if (mu <= DPB_GDP_SMALL_MU && eps >= 0.0 && eps <= DPB_GDP_SMALL_EPS && eps <= mu * 1e150) {
+        double zh = eps / mu, zl = 0.0, ph, pl;
+        if (mu >= 1e-290) {                     /* the remainder eps - zh mu, exactly (Dekker) */
+            dpb_two_prod(zh, mu, &ph, &pl);
+            zl = ((eps - ph) - pl) / mu;
+        }
+        return log(mu) + gdp_small_mu_log_ratio(zh, zl, eps, mu, NULL);
+    }
     u = 0.5 * mu - eps / mu;
     v = u - mu;
     if (u > 1.0) {
@@ -109,6 +182,41 @@ static int gdp_same_sign(double a, double b)
     return (a > 0.0 && b > 0.0) || (a < 0.0 && b < 0.0);
 }
 
+/* dpb_gdp_epsilon for mu <= DPB_GDP_SMALL_MU (then eps = z mu <= 0.39 for any delta >= 5e-324,
+ * inside the small-mu form): safeguarded Newton in z on log(delta/mu), with bisection whenever a
+ * step leaves the bracket.  log(delta(z)/mu) falls like -z^2/2, so z is well conditioned:
+ * d log z / d log delta ~ -1/z^2. */
+static double gdp_epsilon_small_mu(double delta, double mu)
+{
+    /* delta/mu itself where it is a normal double (one rounding instead of two logs of ~700) */
+    double r, target, lo = 0.0, hi, z, f, d, e;
+    int it;
+    if (delta >= mu) return 0.0;          /* delta(0) < mu/sqrt(2 pi); and delta/mu cannot overflow below */
+    r = delta / mu;
+    target = r >= DBL_MIN ? log(r) : log(delta) - log(mu);
+    if (gdp_small_mu_log_ratio(0.0, 0.0, 0.0, mu, &d) <= target) return 0.0;   /* delta >= delta(0) */
+    /* start: log(delta/mu) ~ -z^2/2 - log sqrt(2 pi) - 2 log z for large z; the value there is
+       below the target (q < 1/z^2... up to the small corrections), else hi doubles */
+    z = sqrt(fmax(2.0 * (-target - DPB_LOG_SQRT2PI), 1.0));
+    for (it = 0; it < 2 && z > 1.0; it++) z = sqrt(fmax(2.0 * (-target - DPB_LOG_SQRT2PI - 2.0 * log(z)), 1.0));
+    hi = 2.0 * z + 1.0;
+    while (gdp_small_mu_log_ratio(hi, 0.0, hi * mu, mu, NULL) > target) hi *= 2.0;   /* bounded: ~-hi^2/2 */
+    for (it = 0; it < 100; it++) {
+        double zn;
+        f = gdp_small_mu_log_ratio(z, 0.0, z * mu, mu, &d) - target;
+        if (f == 0.0) break;
+        if (f > 0.0) lo = z; else hi = z;
+        zn = z - f / d;
+        if (!(zn > lo && zn < hi)) zn = 0.5 * (lo + hi);
+        if (fabs(zn - z) <= 2e-16 * z || hi - lo <= 2e-16 * hi) { z = zn; break; }
+        z = zn;
+    }
+    e = z * mu;
+    /* a subnormal eps carries the absolute spacing of the subnormals: rounded up, so that
+       delta(eps) <= delta still holds where the spacing exceeds the error of z */
+    return e < DBL_MIN ? nextafter(e, DPB_INF) : e;
+}
+
 double dpb_gdp_epsilon(double delta, double mu)
 {
     double lo, hi, eps, ld, d0;
@@ -117,6 +225,7 @@ double dpb_gdp_epsilon(double delta, double mu)
     if (mu == 0.0) return 0.0;
     if (delta == 0.0) return DPB_INF;
     if (isinf(mu)) return delta >= 1.0 ? 0.0 : DPB_INF;
+    if (mu <= DPB_GDP_SMALL_MU) return gdp_epsilon_small_mu(delta, mu);
     d0 = erf(0.5 * mu * DPB_SQRT1_2);
     if (delta >= d0) return 0.0;
     /* delta <= Phi(u), u = mu/2 - eps/mu, so u >= Phi^{-1}(delta) > -inf and, for delta <= 1 - 2^-53,

@@ -37,8 +37,12 @@ double dpb_normal_mills(double x);
  *         underflow of Phi(u), Phi(v); formed as exp(log n(u) + log(R(u) - R(v))) so that
  *         subnormal results are right.  For u > 1: Phi(u) - exp(eps + log Phi(v)) (no cancellation
  *         for eps >= 0 there, and no loss of relative accuracy when delta is close to 1).
+ *         For mu <= 0.01 and 0 <= eps <= 1/2: the small-mu form in z = eps/mu (dpb_gdp.c), which
+ *         never forms R(u) - R(v).
  * ACCURACY  relative <= 1e-13 * max(1, |u|/mu) for delta >= 1e-300 (tested vs mpmath; the
- *           factor |u|/mu is the conditioning of R(u) - R(v) when mu << |u|).
+ *           factor |u|/mu is the conditioning of R(u) - R(v) when mu << |u|); no such factor in
+ *           the small-mu form (relative <= 1e-13 down to mu = 2.2e-308, measured 7.2e-14: the
+ *           rounding of log delta ~ -700 before exp).
  * EDGES  mu = 0 -> max(0, -expm1(eps)); mu = inf -> 1 (eps < inf); eps = inf -> 0; eps = -inf -> 1. */
 double dpb_gdp_delta(double eps, double mu);
 /* log delta(eps; mu) (same method; -inf where delta = 0). */
@@ -48,8 +52,9 @@ double dpb_gdp_log_delta(double eps, double mu);
  * METHOD  bracket [0, mu (mu/2 - Phi^{-1}(delta))] (delta(eps) <= Phi(u)); safeguarded
  *         Newton on log delta(eps) = log delta (derivative -R(v)/(R(u) - R(v))),
  *         bisection whenever a step leaves the bracket; stops at 2 ulp.
- * ACCURACY  relative <= 1e-13 vs an mpmath root for delta in [1e-300, delta(0)), mu in [0.01, 50]
- *           (tested; measured 7.2e-15).  Near eps = 0 with large mu, delta(eps) is flat
+ *         mu <= 0.01: safeguarded Newton in z = eps/mu on the small-mu form of log(delta/mu).
+ * ACCURACY  relative <= 1e-13 vs an mpmath root for delta in [1e-300, delta(0)), mu in [2.2e-308, 50]
+ *           (tested; measured 1.4e-14).  A subnormal eps is rounded up (spacing of the subnormals).  Near eps = 0 with large mu, delta(eps) is flat
  *           (delta' = -e^eps Phi(-eps/mu - mu/2)) and eps is only as good as that conditioning allows.
  * EDGES  delta >= delta(0) = erf(mu/(2 sqrt2)) -> 0; delta = 0 -> inf; mu = 0 -> 0;
  *        mu = inf -> inf for delta < 1. */

@@ -6,6 +6,8 @@ from it, with its own error estimate checked by the callers.
 """
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 
 DPS = 30
@@ -163,6 +165,9 @@ def gaussian_tradeoff(a, mu, dps=DPS):
 
 
 def gdp_delta(eps, mu, dps=DPS):
+    # the two terms agree to ~log10(1/mu) digits at small mu: that many more
+    if 0 < mu < 1:
+        dps += int(-math.log10(mu)) + 1
     with mp.workdps(dps):
         eps, mu = mp.mpf(eps), mp.mpf(mu)
         return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)

@@ -425,10 +425,8 @@ def test_delta_bound_at_huge_sigma_and_rounds_raises_no_flag():
     assert np.isnan(d) and st != 0
 
 
-@pytest.mark.xfail(strict=True, reason="found by fuzzing (issue 14): gdp_epsilon at mu = 2.2e-308 answers 0 "
-                                       "(with a divide-by-zero flag) where delta(0) ~ 8.9e-309 exceeds the "
-                                       "target 5e-324; outside its documented accuracy regime (mu >= 0.01); "
-                                       "not fixed yet")
+# found by fuzzing (issue 14): gdp_epsilon at mu = 2.2e-308 answered 0 (with a divide-by-zero flag)
+# where delta(0) ~ 8.9e-309 exceeds the target 5e-324: the small-mu form now solves for eps/mu
 def test_gdp_epsilon_at_a_subnormal_mu_is_sufficient():
     eps = dpbounds.gdp_epsilon(5e-324, 2.2250738585072014e-308)
     assert eps > 0 and dpbounds.gdp_delta(eps, 2.2250738585072014e-308) <= 5e-324

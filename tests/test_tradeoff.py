@@ -165,8 +165,16 @@ def test_gaussian_tradeoff_vs_mpmath(a, mu, record_accuracy):
 
 
 # gdp_delta: relative 1e-13 for mu >= 0.1; 1e-11 for mu in [0.01, 0.1) (conditioning |u|/mu).
-GDP_POINTS = [(e, m) for m in (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 50.0)
-              for e in (0.0, 1e-6, 0.01, 0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)]
+# The small-mu form (mu <= 0.01, 0 <= eps <= 1/2) has no such factor: its points are eps = z mu
+# for z from 0 to 30, down to mu = 2.2e-308 (where the difference of Mills ratios lost every digit).
+SMALL_MU = (0.01, 1e-3, 1e-8, 1e-30, 1e-150, 1e-300, 2.2250738585072014e-308)
+GDP_POINTS = ([(e, m) for m in (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 50.0)
+               for e in (0.0, 1e-6, 0.01, 0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)]
+              + [(z * m, m) for m in SMALL_MU for z in (0.5, 3.0, 10.0, 30.0)])
+
+
+def _small_mu_form(eps: float, mu: float) -> bool:
+    return mu <= 0.01 and 0.0 <= eps <= 0.5
 
 
 @pytest.mark.parametrize("eps,mu", GDP_POINTS)
@@ -176,33 +184,42 @@ def test_gdp_delta_vs_mpmath(eps, mu, record_accuracy):
     if ref < mp.mpf("1e-300"):
         assert got == 0 or got == pytest.approx(float(ref), rel=1e-6, abs=0)  # subnormal range
         return
-    # the claim is relative error in units of the conditioning max(1, |u|/mu), u = mu/2 - eps/mu
-    scale = max(1.0, abs(0.5 * mu - eps / mu) / mu)
-    regime = "eps in [0, 1000] x mu in [0.01, 50], 90 points, where delta >= 1e-300; error / max(1, |u|/mu)"
+    # the claim is relative error in units of the conditioning max(1, |u|/mu), u = mu/2 - eps/mu,
+    # outside the small-mu form; plain relative error inside it
+    scale = 1.0 if _small_mu_form(eps, mu) else max(1.0, abs(0.5 * mu - eps / mu) / mu)
+    regime = ("eps in [0, 1000] x mu in [0.01, 50] and eps = z mu, z in [0.5, 30] x mu in [2.2e-308, 0.01], "
+              "118 points, where delta >= 1e-300; error / max(1, |u|/mu) outside mu <= 0.01, eps <= 1/2")
     record_accuracy("gdp_delta", oracle.rel_error(got, ref) / scale, "relative", regime)
     if ref <= 0.5:  # near delta = 1, log delta -> 0 and only its absolute error stays ~1e-16
         with mp.workdps(60):
             log_ref = mp.log(ref)
         record_accuracy("gdp_log_delta", oracle.rel_error(uf.gdp_log_delta(eps, mu), log_ref) / scale, "relative",
                         regime.replace("delta >= 1e-300", "1e-300 <= delta <= 0.5"))
-    rtol = 1e-13 if mu >= 0.1 else 1e-11
+    rtol = 1e-13 if mu >= 0.1 or _small_mu_form(eps, mu) else 1e-11
     assert got == pytest.approx(float(ref), rel=rtol, abs=0)
 
 
-@pytest.mark.parametrize("delta", [1e-300, 1e-100, 1e-30, 1e-10, 1e-5, 1e-3, 0.05])
-@pytest.mark.parametrize("mu", [0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 50.0])
+# delta(0) = erf(mu/(2 sqrt 2)) ~ 0.4 mu: at small mu the targets are ratios delta/mu
+GDP_EPS_POINTS = ([(d, m) for m in (0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 50.0)
+                   for d in (1e-300, 1e-100, 1e-30, 1e-10, 1e-5, 1e-3, 0.05)]
+                  + [(r * m, m) for m in SMALL_MU[1:] for r in (0.3, 1e-3, 1e-10, 1e-100) if r * m >= 1e-300])
+
+
+@pytest.mark.parametrize("delta,mu", GDP_EPS_POINTS)
 def test_gdp_epsilon_vs_mpmath(delta, mu, record_accuracy):
     got = uf.gdp_epsilon(delta, mu)
     d0 = float(mp.erf(mp.mpf(mu) / (2 * mp.sqrt(2))))
     if delta >= d0:
         assert got == 0.0
         return
+    # the root in z = eps/mu (findroot's tolerance is absolute: eps itself may be 1e-300)
     with mp.workdps(60):
-        g = lambda e: mp.log(O.gdp_delta(e, mu, dps=60)) - mp.log(delta)  # noqa: E731
-        ref = mp.findroot(g, mp.mpf(got) * (1 + mp.mpf("1e-9")))
-    rtol = 1e-13  # measured 1.8e-15 (mu >= 0.1), 7.2e-15 (mu = 0.01)
+        g = lambda z: mp.log(O.gdp_delta(z * mp.mpf(mu), mu, dps=60)) - mp.log(delta)  # noqa: E731
+        ref = mp.findroot(g, mp.mpf(got) / mu * (1 + mp.mpf("1e-9"))) * mp.mpf(mu)
+    rtol = 1e-13  # measured 1.8e-15 (mu >= 0.1), 7.2e-15 (mu = 0.01), 6e-16 (mu < 0.01)
     record_accuracy("gdp_epsilon", oracle.rel_error(got, ref), "relative",
-                    "delta in [1e-300, 0.05] x mu in [0.01, 50], 49 points, where delta < delta(0)")
+                    "delta in [1e-300, 0.05] x mu in [0.01, 50] and delta = r mu, r in [1e-100, 0.3] x "
+                    "mu in [2.2e-308, 1e-3], 65 points, where delta < delta(0)")
     assert got == pytest.approx(float(ref), rel=rtol, abs=0)
 
 

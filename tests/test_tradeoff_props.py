@@ -1,7 +1,7 @@
 """Properties, identities, NaN sweep and argument validation for dpbounds.tradeoff."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dpbounds import _ufuncs as uf
@@ -220,3 +220,30 @@ def test_scalar_and_array_outputs():
     assert isinstance(T.tradeoff_clt(0.5, 1.0, 10), float)
     r = T.tradeoff_clt(np.array([[0.1], [0.5]]), np.array([1.0, 2.0]), 10)
     assert r.shape == (2, 2)
+
+
+# ---------------------------------------------------------------- mu-GDP at small mu
+@given(st.floats(-300.0, -2.0), st.floats(-100.0, np.log10(0.39)))
+@settings(max_examples=300)
+def test_gdp_small_mu_round_trip(log_mu, log_ratio):
+    # the small-mu forms of delta and of its inverse agree with each other: delta(eps(d)) = d
+    # (eps = z mu is well conditioned: d log delta / d log eps ~ -z^2 <= ~1500)
+    assume(log_mu + log_ratio >= -300.0)   # delta a normal double (d/2 too)
+    mu = 10.0 ** log_mu
+    d = 10.0 ** log_ratio * mu
+    eps = uf.gdp_epsilon(d, mu)
+    assert eps > 0
+    assert uf.gdp_delta(eps, mu) == pytest.approx(d, rel=2e-12, abs=0)
+    assert uf.gdp_epsilon(d * 0.5, mu) > eps          # smaller delta, larger eps
+
+
+@pytest.mark.parametrize("d_over_mu", [0.3, 1e-3, 1e-30])
+def test_gdp_continuous_across_the_small_mu_switch(d_over_mu):
+    # mu = 0.01 is computed by the small-mu form, the next double above by the general one
+    mu_lo = 0.01
+    mu_hi = np.nextafter(mu_lo, 1.0)
+    d = d_over_mu * mu_lo
+    assert uf.gdp_epsilon(d, mu_lo) == pytest.approx(uf.gdp_epsilon(d, mu_hi), rel=1e-13)
+    eps = 0.3 * uf.gdp_epsilon(d, mu_lo)
+    assert uf.gdp_delta(eps, mu_lo) == pytest.approx(uf.gdp_delta(eps, mu_hi), rel=1e-13)
+    assert uf.gdp_delta(0.5, mu_lo) == pytest.approx(uf.gdp_delta(np.nextafter(0.5, 1.0), mu_lo), rel=1e-13)
