@@ -50,8 +50,10 @@ static void ew_make(double eps, double n, ew_poly *p)
     if (!p->ok) return;
     if (A2 == 0.0) {
         if (A1 != 0.0) {
-            double r = -A0 / A1;
-            if (r > 0.0) p->hi = r; else p->lo = r;
+            /* |r| = A0/|A1| > 1e100 (see below), decided without the division, which overflows
+               for a subnormal A1 (sigma 1e155, M 1e308) */
+            double r = fabs(A1) * 1e100 < A0 ? (A1 < 0.0 ? 1e100 : -1e100) : -A0 / A1;
+            if (r > 0.0) p->hi = fmin(r, 1e100); else p->lo = fmax(r, -1e100);   /* see below */
         }
         return;
     }
@@ -67,6 +69,12 @@ static void ew_make(double eps, double n, ew_poly *p)
         else if (r1 > 0.0) p->hi = r1;
         else p->lo = r2;
     }
+    /* An edge beyond 1e100 (c, d below ~1e-100: sigma 1e154 and M 1e154, or M 1e308) is moved in
+       to +-1e100: p is monotone there too, and p(+-1e100) ~ +-1e100 is far beyond every level and
+       every x = Phi^{-1}(a) (|x| < 39), so the clamped integrand is unchanged -- but p at the true
+       edge (|y| up to 1e231) overflowed its y^3 terms (the flag a two-argument probe found). */
+    if (p->hi > 1e100) p->hi = 1e100;
+    if (p->lo < -1e100) p->lo = -1e100;
 }
 
 /* y with p(y) = x on the branch; NaN if x is outside p(branch). */

@@ -192,7 +192,8 @@ double dpb_coef_exact_base(double sigma, const dpb_lnbase *b)
     if (sigma >= RHO3_SERIES_SIGMA) {
         /* rho3/eps^2 = P(y) y^{3/2}/eps^2 = P(y) sigma (y/eps)^2, y = hi + lo = 1/sigma^2:
          * nothing underflows for huge sigma */
-        if (sigma > 1e150) return DPB_SQRT_8_PI * sigma;   /* y < 1e-300: the limit */
+        if (sigma > 1e150)                  /* y < 1e-300: the limit (beyond the doubles from 1.1e308) */
+            return sigma > DBL_MAX / DPB_SQRT_8_PI ? DPB_INF : DPB_SQRT_8_PI * sigma;
         r = b->hi / b->eps * (1.0 + b->lo * (sigma * sigma));   /* lo/hi = lo sigma^2 to first order */
         return rho3_poly(b->hi) * sigma * r * r;
     }

@@ -43,6 +43,7 @@ void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode)
     /* T6 depends on M only: any regular sigma gives it (dpb_t31_terms, so it is the same value) */
     dpb_t31_prepare_delta(1.0, DPB_COEF_EXACT, &ref);
     cols->n_odd = 0;
+    cols->inv_m1_min = DPB_INF;
     for (j = 0; j < cols->n; j++) {
         double m = cols->rounds[j];
         if (odd_column(m, mode)) {
@@ -51,6 +52,7 @@ void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode)
             continue;
         }
         cols->inv_m1[j] = 1.0 / (m - 1.0);
+        if (cols->inv_m1[j] < cols->inv_m1_min) cols->inv_m1_min = cols->inv_m1[j];
         cols->log_m[j] = log(m);
         dpb_t31_terms(&ref, m, terms);
         cols->tail[j] = terms[5];
@@ -63,11 +65,12 @@ typedef struct {
     double edge;             /* 3 where sigma^2 ln M < 3 is tested (sigma < 1e10), else -inf */
 } row_consts;
 
-static int row_prepare(double sigma, int coefficient, row_consts *r)
+static int row_prepare(double sigma, int coefficient, const dpb_outer_t31_cols *cols, row_consts *r)
 {
     dpb_t31_sigma c;
     if (dpb_t31_prepare_delta(sigma, coefficient, &c) != 0) return -1;
     if (!(c.eps <= EPS_FAST_MAX) || !(c.coef <= 1e150) || !(c.w <= 1e150)) return -1;
+    if (!(c.eps * cols->inv_m1_min >= 1e-290)) return -1;   /* mu^2 may be subnormal: t31_terms_given's branch */
     r->eps = c.eps;
     r->coef = c.coef;
     r->ww = dpb_mul_sat(c.w, c.w);
@@ -153,7 +156,7 @@ void dpb_outer_delta_bound(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,
         double *o = out + i * ld;
         signed char *st = status ? status + i * ld : NULL;
         row_consts r;
-        if (c1 - c0 < 4 || row_prepare(sigma[i], coefficient, &r) != 0) {
+        if (c1 - c0 < 4 || row_prepare(sigma[i], coefficient, cols, &r) != 0) {
             /* the elementwise loop itself, sigma broadcast with stride 0 (also for tiles too
              * narrow to repay the row constants: an erf) */
             if (c1 > c0)

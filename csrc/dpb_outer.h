@@ -34,6 +34,9 @@ typedef struct {
                                 elementwise code: M NaN, < 3 or inf (and, in
                                 DPB_T31_MODE_CHECKED, not an integer) */
     ptrdiff_t n_odd;
+    double inv_m1_min;       /* the smallest 1/(M - 1) of the regular columns (filled too): a row
+                                with (w - 1) inv_m1_min < 1e-290 would need the subnormal-mu^2
+                                branch of the elementwise code, so it takes that code */
 } dpb_outer_t31_cols;
 
 /* dpb_outer_t31_columns -- fill the column table for mode DPB_T31_MODE_BOUND or

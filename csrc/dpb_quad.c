@@ -264,6 +264,12 @@ int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, doubl
         q->logform = 1;
         q->lnD = 0.5 * (log(q->m1) + hi + lo + log1p(-exp(-hi)));
         q->invD = 0.0;
+    } else if (eps > DBL_MAX / q->m1) {
+        /* (M - 1)(w - 1) overflows although w - 1 does not (sigma 0.07, M 1e308: the overflow flag
+           a two-argument fuzz probe found); D > 1e154, so 1/D is below every other term */
+        q->logform = 1;
+        q->lnD = 0.5 * (log(q->m1) + log(eps));
+        q->invD = 0.0;
     } else {
         double D = sqrt(q->m1 * eps);
         q->logform = 0;

@@ -273,6 +273,10 @@ double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
     if (sigma > 1e100)            /* eps = alpha q^2/(2 sigma^2) (1 + O(1/sigma^2)): below 1e-200 */
         return alpha * q * q * (0.5 / sigma / sigma);
     if (alpha == floor(alpha) && alpha >= 2.0) {
+        /* 1/(2 sigma^2) beyond the doubles (sigma < ~5e-155): the RDP, ~ alpha/(2 sigma^2) + (alpha/(alpha-1)) log q
+           with log q >= -745, is too; inf here, before the series forms inf - inf (the invalid
+           flag a two-argument probe found at alpha = 40, sigma = 1e-160) */
+        if (sigma < 1e-150 && -DPB_LN2 - 2.0 * log(sigma) > DPB_LOG_DBL_MAX) return DPB_INF;
         la = log_am1_int((long)alpha, q, 0.5 / sigma / sigma);
         return dpb_log1pexp(la) / (alpha - 1.0);
     }

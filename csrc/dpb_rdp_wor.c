@@ -210,6 +210,14 @@ double dpb_rdp_interp(double a, double ef, double ec)
     if (a == f) return ef;
     t = a - f;
     if (ef == DPB_INF || ec == DPB_INF) return DPB_INF;
+    if (fabs(ef) > 1e300 || fabs(ec) > 1e300) {
+        /* the weights (1-t)(f-1)/(a-1) + t f/(a-1) sum to 1: the value lies between ef and ec, but
+           (f - 1) ef overflowed (ef, ec ~ 1e308).  Scaled by 2^-16 and kept between them. */
+        double w1 = (1.0 - t) * (f - 1.0) / (a - 1.0), w2 = t * f / (a - 1.0);
+        double r = w1 * (ef * 0x1p-16) + w2 * (ec * 0x1p-16);
+        r = fmin(fmax(r, fmin(ef, ec) * 0x1p-16), fmax(ef, ec) * 0x1p-16);
+        return r * 0x1p16;
+    }
     return ((1.0 - t) * (f - 1.0) * ef + t * f * ec) / (a - 1.0);
 }
 

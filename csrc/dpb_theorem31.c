@@ -30,6 +30,7 @@ int dpb_t31_prepare_delta(double sigma, int coefficient, dpb_t31_sigma *c)
     dpb_lnbase b;
     c->sigma = sigma;
     c->rhs = DPB_NAN;
+    c->exact = coefficient == DPB_COEF_EXACT;
     if (!isgreater(sigma, 0.0) || isinf(sigma)) {
         c->eps = c->coef = c->w = DPB_NAN;
         return -1;
@@ -59,8 +60,24 @@ static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, d
     double mu, mu2, inv_m1, sL, sum;
     int k;
     inv_m1 = 1.0 / (rounds - 1.0);
+    if (c->sigma > 1e150) {
+        /* eps = 1/sigma^2 to 1e-300 relative, but subnormal or 0 from sigma = 1.3e154 on: mu =
+           1/(sigma sqrt(M - 1)) directly; and coef mu from the limit sqrt(8/pi) sigma of the exact
+           coefficient (T1 was 0 from sigma ~ 1e160 on, inf with a flag at 1.8e308; the true T1 is
+           2 B sqrt(8/pi)/sqrt(M - 1)).  The simplified coefficient, ~5 sigma^4, is inf here. */
+        mu = sqrt(inv_m1) / c->sigma;
+        mu2 = mu * mu;
+        terms[0] = 2.0 * DPB_BE_CONSTANT * (c->exact ? DPB_SQRT_8_PI * sqrt(inv_m1) : dpb_mul_sat(c->coef, mu));
+        terms[1] = DPB_INV_SQRT2PI * mu;
+        terms[2] = (T3_A + T3_B) * mu2 + T3_B * (dpb_mul_sat(c->w, c->w) * inv_m1);
+        terms[3] = T4_C * mu2 * mu;
+        terms[4] = T5_C * mu2 * mu2;
+        goto last;
+    }
     mu2 = c->eps * inv_m1;
-    mu = sqrt(mu2);
+    /* below 1e-290 mu^2 may be subnormal (sigma ~ 1e150, M ~ 1e15: T1 was 7.6e-10 off): mu from
+       the two square roots; mu^2 then enters only T3-T5, as an absolute error below 1e-300 */
+    mu = mu2 < 1e-290 ? sqrt(c->eps) * sqrt(inv_m1) : sqrt(mu2);
     if (mu > 1e60) {                     /* vacuous; avoid overflowing mu^4 */
         for (k = 0; k < 5; k++) terms[k] = DPB_INF;
     } else {
@@ -72,6 +89,7 @@ static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, d
         terms[3] = T4_C * mu2 * mu;
         terms[4] = T5_C * mu2 * mu2;
     }
+last:
     sL = sqrt(L);
     /* 4.52/(2.88 sqrt(L) - 2.41/sqrt(L)) = 4.52 sqrt(L)/(2.88 L - 2.41) */
     terms[5] = 4.52 * sL / (2.88 * L - 2.41) * ex;
@@ -272,8 +290,8 @@ void dpb_t31_eval_n(const char *sig, ptrdiff_t ss, const char *rnd, ptrdiff_t sr
         dpb_lognormal_base_finish(&b0, e0);
         dpb_lognormal_base_finish(&b1, e1);
         /* the same fields dpb_t31_prepare_delta fills */
-        c0.sigma = s0; c0.eps = b0.eps; c0.w = b0.w; c0.rhs = DPB_NAN;
-        c1.sigma = s1; c1.eps = b1.eps; c1.w = b1.w; c1.rhs = DPB_NAN;
+        c0.sigma = s0; c0.eps = b0.eps; c0.w = b0.w; c0.rhs = DPB_NAN; c0.exact = kind == DPB_COEF_EXACT;
+        c1.sigma = s1; c1.eps = b1.eps; c1.w = b1.w; c1.rhs = DPB_NAN; c1.exact = kind == DPB_COEF_EXACT;
         c0.coef = kind == DPB_COEF_EXACT ? dpb_coef_exact_base(s0, &b0) : dpb_coef_simplified_base(s0, &b0);
         c1.coef = kind == DPB_COEF_EXACT ? dpb_coef_exact_base(s1, &b1) : dpb_coef_simplified_base(s1, &b1);
         L0 = log(m0);

@@ -49,6 +49,7 @@ typedef struct {
     double coef;       /* coef_simplified or coef_exact */
     double w;          /* e^{1/sigma^2} (inf where it overflows) */
     double rhs;        /* 1/2 - Phi(-kappa) = erf(kappa/sqrt2)/2 */
+    int exact;         /* coefficient == DPB_COEF_EXACT (its sigma -> inf limit is used beyond 1e150) */
 } dpb_t31_sigma;
 
 /* Fills *c for (sigma, coefficient); returns 0, or -1 when sigma is not finite > 0. */

@@ -414,15 +414,42 @@ def test_randomized_response_rdp_at_the_largest_order():
         assert abs(mp.mpf(got) - want) <= 4 * np.spacing(float(want))
 
 
-# Found by the CI fuzz run (bounds and tradeoff harnesses): IEEE flags where the value is right
-# but two arguments are extreme at once (tests/test_fp_flags.py probes one argument at a time).
-# Recorded as the known finding "fp-flag-several-extreme-arguments" in fuzz/_contract.py.
-@pytest.mark.xfail(strict=True, raises=FloatingPointError,
-                   reason="found by fuzzing (issue 14): overflow flag at sigma = 1.8e308, M = 1e15; not fixed yet")
+# Found by the CI fuzz run (bounds and tradeoff harnesses): IEEE flags where two arguments are
+# extreme at once (tests/test_fp_flags.py probes one argument at a time; its pair test now probes
+# every pair).  At sigma = 1.8e308 the flag came from the exact coefficient sqrt(8/pi) sigma, and
+# the term T1 = 2 B coef mu it fed was wrong from sigma ~ 1e151 on (0, then inf).
 def test_delta_bound_at_huge_sigma_and_rounds_raises_no_flag():
     with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
         d, st = dpbounds.ufuncs._delta_bound_checked_exact(1.7976931348623157e308, 1e15)
     assert np.isnan(d) and st != 0
+
+
+@pytest.mark.parametrize("sigma", [1e10, 1e50, 1e150, 1e155])
+@pytest.mark.parametrize("rounds", [3.0, 1e15, 1e300])
+def test_theorem31_terms_at_huge_sigma_vs_mpmath(sigma, rounds):
+    import mpmath as mp
+    import oracle
+    dps = 60 + int(4 * math.log10(sigma))   # the closed form of rho3 cancels ~4 log10(sigma) digits
+    old, oracle.DPS = oracle.DPS, dps
+    try:
+        want = oracle.t31_terms(sigma, rounds, "exact")
+    finally:
+        oracle.DPS = old
+    got = dpbounds.ufuncs.delta_terms_exact(sigma, rounds)
+    for g, w in zip(got, want):
+        # T4, T5 underflow (mu^3 < 1e-300): absolute
+        assert abs(mp.mpf(float(g)) - w) <= 1e-15 * w + 1e-300, (sigma, rounds, got, want)
+
+
+@pytest.mark.parametrize("sigma", [1e200, 1e300, 1.7976931348623157e308])
+def test_theorem31_t1_at_huge_sigma_is_its_limit(sigma):
+    # beyond 1e150, coef_exact mu = sqrt(8/pi) sigma / (sigma sqrt(M - 1)) to 1e-300 relative
+    import mpmath as mp
+    with mp.workdps(40):
+        want = 2 * mp.mpf("0.4748") * mp.sqrt(8 / mp.pi) / mp.sqrt(mp.mpf(1e15) - 1)
+    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        got = dpbounds.ufuncs.delta_terms_exact(sigma, 1e15)[0]
+    assert got == pytest.approx(float(want), rel=1e-15)
 
 
 # found by fuzzing (issue 14): gdp_epsilon at mu = 2.2e-308 answered 0 (with a divide-by-zero flag)

@@ -72,6 +72,7 @@ cdef extern from "dpb_outer.h" nogil:
         double *tail
         Py_ssize_t *odd
         Py_ssize_t n_odd
+        double inv_m1_min
     void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode)
     void dpb_outer_delta_bound(const double *sigma, Py_ssize_t r0, Py_ssize_t r1,
                                const dpb_outer_t31_cols *cols, Py_ssize_t c0, Py_ssize_t c1,
