@@ -28,11 +28,17 @@ static double ew_gamma2(double eps)
 
 static void ew_make(double eps, double n, ew_poly *p)
 {
-    double g1 = (3.0 + eps) * sqrt(eps);
-    double g2 = ew_gamma2(eps);
+    double g2 = ew_gamma2(eps), c;
     /* 24 n overflows for n > 7.5e306, where d < 1e-306 g2: d = 0 there (the value g2/inf gave,
        with the flag), NaN if g2 is infinite as well (inf/inf) */
-    double c = g1 / (6.0 * sqrt(n));
+    if (eps > 1e200) {
+        /* gamma1 = (3 + eps) sqrt(eps) overflows from eps ~ 3e205 (sigma ~ 0.0385) although c_n
+           may not at huge n: c in logs (the flag a fuzz run found at sigma 0.0382, M 1233) */
+        double lc = log(eps) * 1.5 + log1p(3.0 / eps) - log(6.0) - 0.5 * log(n);
+        c = lc > DPB_LOG_DBL_MAX ? DPB_INF : exp(lc);
+    } else {
+        c = (3.0 + eps) * sqrt(eps) / (6.0 * sqrt(n));
+    }
     double d = (n < DBL_MAX / 24.0) ? g2 / (24.0 * n) : (isinf(g2) ? DPB_NAN : 0.0);
     double A2, A1, A0;
     p->c = c;
@@ -58,7 +64,17 @@ static void ew_make(double eps, double n, ew_poly *p)
         return;
     }
     {
-        double disc = A1 * A1 - 4.0 * A2 * A0, sq, qq, r1, r2;
+        /* the coefficients scaled by a power of two (exact: the same roots, bit for bit where
+           nothing overflows): A1^2 and A2 A0 overflowed from sigma ~ 0.1 at M ~ 1e3 on (d ~ 1e170),
+           raising the flag and turning the branch into NaN */
+        int ex;
+        double sc, disc, sq, qq, r1, r2;
+        frexp(fmax(fabs(A2), fmax(fabs(A1), fabs(A0))), &ex);
+        sc = ldexp(1.0, -ex);
+        A2 *= sc;
+        A1 *= sc;
+        A0 *= sc;
+        disc = A1 * A1 - 4.0 * A2 * A0;
         if (disc <= 0.0) return;       /* A2 > 0: p' > 0 everywhere */
         sq = sqrt(disc);
         qq = -0.5 * (A1 + (A1 >= 0.0 ? sq : -sq));

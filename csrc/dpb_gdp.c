@@ -75,7 +75,10 @@ static double upper_mills_q(double t, double *rt)
 static double gdp_small_mu_log_ratio(double zh, double zl, double eps, double mu, double *dlog)
 {
     double h = 0.5 * mu, rt, q = upper_mills_q(zh, &rt), c = 0.0, lp, sq, sql;
-    if (h > 1e-150 && q > 0.0) {
+    /* c = O(h^2) for every z >= 0 (the O((z h)^2) parts of P_3/P_1 cancel): below h = 1e-9 it is
+       under 1e-18 and the series is skipped -- there P_1 = -q h could underflow (z ~ 1e119 at
+       mu ~ 1e-120: 0/0, the NaN a random probe found) */
+    if (h > 1e-9 && q > 0.0) {
         double zhh = zh * h, h2 = h * h, pm = rt, p = -q * h, p1 = p, fact = 1.0, pn;
         int n;
         for (n = 1; n < 15; n++) {              /* p = P_n, pm = P_{n-1} */
@@ -145,8 +148,16 @@ static double gdp_eval(double eps, double mu, double *d1, double *d2)
     double u = 0.5 * mu - eps / mu, v = u - mu, ru, rv, dr, p1, p2, g1, g2;
     if (u > 1.0) {
         double lv = dpb_log_ndtr(v) + eps;
-        double pu = dpb_ndtr(u), ev = (lv < -745.0) ? 0.0 : exp(lv);
-        double d = pu - ev, f1 = -ev / d;
+        double pu = dpb_ndtr(u), ev = (lv < -745.0 || lv >= 0.0) ? 0.0 : exp(lv);
+        double d = pu - ev, f1;
+        if (!(d > 0.0) || lv >= 0.0) {      /* (e^lv >= 1 >= Phi(u): not formed, it may overflow) */
+            /* delta rounds to 0 here (mu ~ 1e90: eps + log Phi(v) cancels to nothing): log 0 and
+               -ev/0 would raise the divide-by-zero flag; -inf with a zero slope sends the caller
+               to bisection */
+            *d1 = *d2 = 0.0;
+            return -DPB_INF;
+        }
+        f1 = -ev / d;
         *d1 = f1;
         *d2 = (-ev + dpb_normal_pdf(u) / mu) / d - f1 * f1;
         return log(d);
@@ -271,6 +282,14 @@ double dpb_gdp_epsilon(double delta, double mu)
         double f1, f2, h = gdp_eval(eps, mu, &f1, &f2) - ld, en, step, den, newton;
         if (h == 0.0) return eps;
         if (h > 0.0) lo = eps; else hi = eps;
+        if (!(f1 != 0.0)) {
+            /* the derivative underflowed (mu ~ 1e43 and up: -R(v)/(mu (R(u) - R(v)))): bisection,
+               not h/0 (the divide-by-zero flag a random probe found) */
+            en = isinf(hi) ? 2.0 * eps + 1.0 : 0.5 * (lo + hi);
+            if (isfinite(hi) && hi - lo <= 4e-16 * hi) return en;
+            eps = en;
+            continue;
+        }
         newton = h / f1;
         den = 2.0 * f1 * f1 - h * f2;
         step = 2.0 * h * f1 / den;                       /* Halley */

@@ -48,8 +48,10 @@ double dpb_multi_epoch_tradeoff(double a, double delta, double epochs)
     if (a < 0.0 || a > 1.0 || delta < 0.0 || delta > 1.0 || epochs < 0.0) return DPB_NAN;
     if (epochs == 0.0) return 1.0 - a;
     if (delta == 1.0) return 0.0;
-    p = epochs * log1p(-delta);
-    p = (p < -745.0) ? 0.0 : exp(p);
+    p = log1p(-delta);
+    /* E log(1 - delta) < -745: the power underflows to 0; decided without the product, which
+       overflows for huge E (E = 1.8e308, delta = 0.69: the flag a random probe found) */
+    p = (epochs > 1.0 ? p < -745.0 / epochs : epochs * p < -745.0) ? 0.0 : exp(epochs * p);   /* (-745/E overflows at tiny E) */
     r = p - a;
     return r > 0.0 ? r : 0.0;
 }

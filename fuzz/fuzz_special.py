@@ -141,6 +141,8 @@ REGIMES: dict[str, Any] = {
     "tradeoff_edgeworth": _edgeworth_regime,
     "tradeoff_clt": lambda args: args[1] >= 0.037,   # the known inaccuracy below (another developer's fix)
     "tradeoff_clt_truncated": lambda args: args[1] >= 0.037,
+    # the slope is refused (NaN) below CLT_SIGMA_MIN = 0.03 like the curve (documented)
+    "tradeoff_clt_slope": lambda args: args[1] >= 0.03,
 }
 
 

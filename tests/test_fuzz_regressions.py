@@ -457,3 +457,17 @@ def test_theorem31_t1_at_huge_sigma_is_its_limit(sigma):
 def test_gdp_epsilon_at_a_subnormal_mu_is_sufficient():
     eps = dpbounds.gdp_epsilon(5e-324, 2.2250738585072014e-308)
     assert eps > 0 and dpbounds.gdp_delta(eps, 2.2250738585072014e-308) <= 5e-324
+
+
+# found by a random probe of the small-mu form of gdp_delta (this session): at z = eps/mu ~ 1e119
+# the Taylor correction's P_1 = -q h underflowed and 0/0 gave NaN; the correction, O(h^2), is
+# skipped below h = 1e-9.  log delta ~ log mu - z^2/2 - log sqrt(2 pi) - 2 log z + eps/2 there.
+@pytest.mark.parametrize("eps, mu", [(0.1026839629462507, 7.152309831353345e-121),
+                                     (0.41046224785626617, 9.739953491276525e-111)])
+def test_gdp_log_delta_at_huge_eps_over_mu_is_finite(eps, mu):
+    with np.errstate(all="raise", under="ignore"):
+        got = dpbounds.ufuncs.gdp_log_delta(eps, mu)
+        assert dpbounds.gdp_delta(eps, mu) == 0.0
+    z = eps / mu
+    want = math.log(mu) - 0.5 * z * z - 0.5 * math.log(2 * math.pi) - 2 * math.log(z) + 0.5 * eps
+    assert got == pytest.approx(want, rel=1e-15)

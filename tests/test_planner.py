@@ -298,6 +298,15 @@ def test_parse_sigma():
         parse_sigma("1:2:0")
     with pytest.raises(DPBoundsError, match="must be a list"):
         parse_sigma("1:2:3:cubic")
+    # a range longer than the planner accepts is refused before numpy allocates it
+    with pytest.raises(DPBoundsError, match=r"NUM must be at most 100,000"):
+        parse_sigma("0.5:4:1e12")
+
+
+def test_plan_refuses_a_sigma_grid_above_its_cap():
+    from dpbounds.planner import MAX_SIGMA_GRID
+    with pytest.raises(DPBoundsError, match=r"^sigma: a grid of at most 100,000"):
+        dpbounds.plan(10_000, delta=1e-3, sigma=np.ones(MAX_SIGMA_GRID + 1))
 
 
 def test_exact_bracket_containing_the_target_is_said():

@@ -470,6 +470,28 @@ def test_random_allocation_refuses_above_the_memory_cap_before_allocating():
     assert hasattr(it, "__next__")
 
 
+@pytest.mark.parametrize("n, q", [(10 ** 12, 0.5), (10 ** 12, 0.03), (4 * 10 ** 8 + 1, 1.0), (10 ** 15, 2e-7)])
+def test_poisson_refuses_a_step_above_the_memory_cap_before_allocating(n, q):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^dataset_size=.* with sample_rate=.*memory cap.*shards"):
+            poisson(n, q, rng=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
+def test_poisson_below_the_memory_cap_draws():
+    # N = 1e12 with an expected batch of 1e4: numpy's choice keeps the batch, not the N indices
+    batch = next(poisson(10 ** 12, 1e-8, rng=0))
+    assert 9_000 < batch.size < 11_000 and batch.max() < 10 ** 12 and np.all(np.diff(batch) > 0)
+    # a whole dataset per step at the cap's edge is accepted (drawing deferred)
+    assert hasattr(poisson(3 * 2 ** 26, 1.0, rng=0), "__next__")
+
+
 def test_shards_drawn_independently_are_random_allocation():
     # the documented way past the cap: per-example step assignments are independent and uniform,
     # so the union of shards' step-j batches partitions the dataset with each example's step

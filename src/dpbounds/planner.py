@@ -322,9 +322,18 @@ class _Exact:
         return float(m), self.achieved(sigma, m), ""
 
 
+#: Longest sigma grid :func:`plan` accepts: each grid point is a search over M (about 20
+#: evaluations of the bound; about a second each with the exact accountant), and the front holds
+#: six arrays of the grid's length.  A longer grid is refused before any work.
+MAX_SIGMA_GRID = 100_000
+
+
 def _sigma_grid(sigma: Any, accountant: str) -> FArr:
     if sigma is None:
         return np.array(_DEFAULT_GRID[accountant], dtype=np.float64)
+    if np.size(sigma) > MAX_SIGMA_GRID:
+        raise DPBoundsError(f"sigma: a grid of at most {MAX_SIGMA_GRID:,} values (each is a search over the "
+                            f"rounds), got {np.size(sigma):,}")
     arr = V.check_finite_positive("sigma", sigma)
     if arr.ndim > 1:
         raise DPBoundsError(f"sigma must be a number or a 1-d grid, got an array of shape {arr.shape}")
@@ -368,7 +377,8 @@ def plan(dataset_size: int, *, delta: float | None = None, epsilon: float | None
         ``"simplified"`` reproduces the paper's Table 1.  With the exact accountant it is used
         for the comparison column ``theorem31_rounds``.
     sigma : float or array_like, optional
-        The grid (sorted ascending, repeats dropped).  Default: a log grid from 0.316 to 19.95,
+        The grid (sorted ascending, repeats dropped; at most ``MAX_SIGMA_GRID`` = 100,000
+        values).  Default: a log grid from 0.316 to 19.95,
         decade-aligned so that it contains 1 (40 points per decade for Theorem 3.1, 10 for the
         exact accountant, whose evaluations are costlier).
     objective : {"noise", "batch_size"}

@@ -19,6 +19,7 @@ accounting).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any, Union
 
@@ -242,8 +243,11 @@ def poisson(
     ValueError
         If ``dataset_size`` is not an integer >= 1, ``sample_rate`` is not in (0, 1], ``steps``
         is neither ``None`` nor an integer >= 1, or ``rng`` is not accepted by ``default_rng``;
-        the message names the parameter.  Arguments are checked when the function is called,
-        not when the first batch is drawn.
+        the message names the parameter.  Also if one step would hold more than 3 x 2**27 int64
+        values (~3 GiB, the memory cap shared with :func:`random_allocation`): numpy permutes all
+        N indices once the batch exceeds about N/50, so N > 4e8 with q > 0.02, or an expected batch
+        N q above ~1.3e8; the message says how to draw in shards.  Arguments are checked when the
+        function is called, not when the first batch is drawn.
 
     See Also
     --------
@@ -273,9 +277,29 @@ def poisson(
     """
     n = V.check_count("dataset_size", dataset_size, minimum=1, maximum=_INT64_MAX)
     q = V.check_rate("sample_rate", sample_rate)
+    items = _poisson_step_items(n, q)
+    if items > 3 * MAX_DATASET_SIZE:
+        raise DPBoundsError(
+            f"dataset_size={n:,} with sample_rate={q!r}: a step would hold about {items:,} int64 values "
+            f"(over 24 bytes x 2**27 = ~3 GiB, the memory cap of the samplers).  Draw in shards of at most "
+            f"{MAX_DATASET_SIZE:,} examples: Poisson inclusions are independent per example, so the union "
+            "of the shards' step-t batches (shard-local indices plus the shard's offset), each shard with "
+            "its own generator (numpy.random.SeedSequence(seed).spawn(shards)), is exactly this scheme")
     t = _count_or_none("steps", steps)
     gen = _generator(rng)
     return _poisson(n, q, gen, t)
+
+
+def _poisson_step_items(n: int, q: float) -> int:
+    """The int64 values one step of :func:`poisson` may hold at once: numpy's ``choice`` without
+    replacement permutes all N indices when the batch exceeds N/50 (N/20 or N/50 by numpy
+    version; the smaller is assumed) and otherwise keeps the batch and a hash set of about twice
+    its size; the batch size is taken at its mean plus 10 standard deviations."""
+    mean = n * q
+    k_hi = min(n, int(mean + 10.0 * math.sqrt(mean) + 10.0))
+    if n > 10_000 and k_hi > n // 50:
+        return n + k_hi
+    return 3 * k_hi
 
 
 def _poisson(n: int, q: float, gen: np.random.Generator, steps: int | None) -> Iterator[NDArray[np.int64]]:

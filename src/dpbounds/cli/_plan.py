@@ -48,6 +48,10 @@ def parse_sigma(text: str | None) -> Any:
             num = count(parts[2])
         except argparse.ArgumentTypeError as exc:
             raise DPBoundsError(f"--sigma {text!r}: NUM {exc}") from None
+        from dpbounds.planner import MAX_SIGMA_GRID
+        if num > MAX_SIGMA_GRID:   # before the grid is allocated
+            raise DPBoundsError(f"--sigma {text!r}: NUM must be at most {MAX_SIGMA_GRID:,} (each sigma is a search "
+                                "over the rounds)")
         if scale == "log":
             if not (start > 0 and stop > 0):
                 raise DPBoundsError(f"--sigma {text!r}: a log range needs START and STOP > 0")
