@@ -471,3 +471,11 @@ def test_gdp_log_delta_at_huge_eps_over_mu_is_finite(eps, mu):
     z = eps / mu
     want = math.log(mu) - 0.5 * z * z - 0.5 * math.log(2 * math.pi) - 2 * math.log(z) + 0.5 * eps
     assert got == pytest.approx(want, rel=1e-15)
+
+
+# found by the special harness (seed 3, this session): edgeworth_status let numpy's ValueError out
+# for shapes that do not broadcast; the error names the parameters like every validated function
+def test_edgeworth_status_names_shapes_that_do_not_broadcast():
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^shapes do not broadcast together: a\(2, 0\), sigma\(2, 0\), rounds\(0, 3\)"):
+        dpbounds.edgeworth_status(np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 3)))
+    assert dpbounds.edgeworth_status(0.1, 1.0, 1000) == 0
