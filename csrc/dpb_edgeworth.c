@@ -115,7 +115,9 @@ static double ew_invert(const ew_poly *p, double x)
         double fp = 1.0 - 2.0 * p->c * y - 3.0 * p->d * (y2 - 1.0) + p->c * p->c * (12.0 * y2 - 7.0);
         if (f == 0.0) return y;
         if (f > 0.0) hi = y; else lo = y;
-        yn = y - f / fp;
+        /* p' = 0 at a branch edge, where the start value can sit: bisect there instead of f/0 (the
+           divide-by-zero flag a random probe found at sigma 0.77, M = 3) */
+        yn = fp > 0.0 ? y - f / fp : 0.5 * (lo + hi);
         if (!(yn > lo && yn < hi)) yn = 0.5 * (lo + hi);
         if (fabs(yn - y) <= 1e-16 * fabs(y) || hi - lo <= 4e-16 * fabs(y) + 1e-300) return yn;
         y = yn;
@@ -159,8 +161,10 @@ static int ew_prepare(double a, double sigma, double rounds, dpb_quad_ctx *q, do
     ew_poly pm, pm1;
     double eps, y;
     int st = 0;
+    /* rounds an integer, as the ufunc's declared domain says (a fractional M gave status 0 with a
+       NaN curve: the loop's domain check refused what the status called defined) */
     if (isnan(a) || isnan(sigma) || isnan(rounds) || a < 0.0 || a > 1.0
-        || !(sigma > 0.0) || !(rounds >= 3.0)) {
+        || !(sigma > 0.0) || !(rounds >= 3.0) || (isfinite(rounds) && rounds != floor(rounds))) {
         *out = DPB_NAN;
         return DPB_EW_BAD_INPUT;
     }

@@ -15,7 +15,7 @@
  * dpb_status.h, named for this family. */
 enum {
     DPB_EW_OK = DPB_STATUS_OK,
-    DPB_EW_BAD_INPUT = DPB_STATUS_BAD_INPUT,                 /* NaN, a outside [0,1], sigma <= 0, M < 3 */
+    DPB_EW_BAD_INPUT = DPB_STATUS_BAD_INPUT,                 /* NaN, a outside [0,1], sigma <= 0, M < 3 or not an integer */
     DPB_EW_NOT_MONOTONE_AT_0 = DPB_STATUS_NOT_MONOTONE_AT_0, /* p_M'(0) <= 0 or p_{M-1}'(0) <= 0: no branch through 0 */
     DPB_EW_OUT_OF_RANGE = DPB_STATUS_OUT_OF_RANGE           /* Phi^{-1}(1-a) outside p_M(monotone branch) */
 };

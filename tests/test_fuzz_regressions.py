@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import dpbounds
 from dpbounds import rdp, ufuncs
@@ -479,3 +480,21 @@ def test_edgeworth_status_names_shapes_that_do_not_broadcast():
     with pytest.raises(dpbounds.DPBoundsError, match=r"^shapes do not broadcast together: a\(2, 0\), sigma\(2, 0\), rounds\(0, 3\)"):
         dpbounds.edgeworth_status(np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 3)))
     assert dpbounds.edgeworth_status(0.1, 1.0, 1000) == 0
+
+
+# found by a random probe (this session): edgeworth_status said 0 ("defined") at a fractional
+# number of rounds, where tradeoff_edgeworth is NaN (its declared domain: an integer >= 3)
+def test_edgeworth_status_is_bad_input_at_fractional_rounds():
+    assert dpbounds.edgeworth_status(0.03, 0.9311351969305441, 4.626820680102791) == 1
+    assert np.isnan(dpbounds.ufuncs.tradeoff_edgeworth(0.03, 0.9311351969305441, 4.626820680102791))
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.05, 5.0), st.one_of(st.integers(3, 10**6).map(float),
+                                                           st.floats(3.0, 1e6)))
+@settings(max_examples=150, deadline=None)
+def test_edgeworth_nan_exactly_where_its_status_says(a, sigma, rounds):
+    # the curve is NaN exactly where the status has a bit set, and the status explains every NaN
+    with np.errstate(all="raise", under="ignore"):
+        f = dpbounds.ufuncs.tradeoff_edgeworth(a, sigma, rounds)
+        st_ = dpbounds.ufuncs.edgeworth_status(a, sigma, rounds)
+    assert bool(np.isnan(f)) == (st_ != 0), (a, sigma, rounds, f, st_)
