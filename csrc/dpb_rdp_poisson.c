@@ -52,6 +52,10 @@ static double log_f(double a, double lx, int neg)
     if (neg) {
         x = -exp(lx);
         ax = a * x;
+        /* x = -1 (q = 1 where the likelihood ratio underflows): f = (1+x)^a - 1 - a x = a - 1, and
+           (1+x) log(1+x) - x = 1 at a = 1 -- the forms below would take log1p(-1) (the
+           divide-by-zero flag a fuzz run found at q = 1) */
+        if (1.0 + x == 0.0) return a == 1.0 ? 0.0 : log(a - 1.0);
         if (a == 1.0) {
             double f = (1.0 + x) * log1p(x) - x;
             return f > 0.0 ? log(f) : -DPB_INF;

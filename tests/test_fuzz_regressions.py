@@ -498,3 +498,15 @@ def test_edgeworth_nan_exactly_where_its_status_says(a, sigma, rounds):
         f = dpbounds.ufuncs.tradeoff_edgeworth(a, sigma, rounds)
         st_ = dpbounds.ufuncs.edgeworth_status(a, sigma, rounds)
     assert bool(np.isnan(f)) == (st_ != 0), (a, sigma, rounds, f, st_)
+
+
+# found by the special harness (seed 11, this session): at q = 1 the mixture's likelihood ratio
+# minus one reaches -1 exactly where it underflows, and log1p(-1) raised divide-by-zero; the
+# integrand there is a - 1 (1 at a = 1).  At q = 1 the Poisson RDP is the Gaussian's a/(2 sigma^2).
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.5, 7.290294928588934])
+def test_rdp_poisson_quad_log_at_q_one_is_the_gaussian(alpha):
+    sigma = 0.17984648772986425
+    with np.errstate(all="raise", under="ignore"):
+        la = dpbounds.ufuncs.rdp_poisson_quad_log(alpha, sigma, 1.0)
+    rdp = math.exp(la) if alpha == 1.0 else (la + math.log1p(math.exp(-la))) / (alpha - 1.0)
+    assert rdp == pytest.approx(alpha / (2 * sigma * sigma), rel=1e-12)
