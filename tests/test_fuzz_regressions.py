@@ -510,3 +510,22 @@ def test_rdp_poisson_quad_log_at_q_one_is_the_gaussian(alpha):
         la = dpbounds.ufuncs.rdp_poisson_quad_log(alpha, sigma, 1.0)
     rdp = math.exp(la) if alpha == 1.0 else (la + math.log1p(math.exp(-la))) / (alpha - 1.0)
     assert rdp == pytest.approx(alpha / (2 * sigma * sigma), rel=1e-12)
+
+
+# found by the accountants harness (seed 11, this session): out of memory (3.1 GB) in
+# RandomAllocationPLD(0.74, 16, 3).epsilon(~0.5): an epsilon guess near 0 asked for loss cells of
+# 2.7e-7 over a log-domain grid 34 wide, 1.3e8 cells.  The cells are now capped (2**20, as the
+# Fourier law); checked here with a small cap so that the test is fast.
+def test_log_domain_lattice_cells_are_capped(monkeypatch):
+    from dpbounds.accountant import _law_logdomain as L
+
+    law = dpbounds.RandomAllocationPLD(0.7405932788014288, 16, 3)._law
+    assert isinstance(law, L.LogDomainPair)
+    monkeypatch.setattr(L, "_MAX_CELLS", 2 ** 12)
+    seen = []
+    real = law.lattice_masses
+    monkeypatch.setattr(law, "lattice_masses", lambda d: seen.append(d) or real(d))
+    out = law.lattice_pmfs(1e-3, cell_span=1e-12)
+    span_u = law.fine.u[-1] - law.fine.u[0]
+    assert seen == [pytest.approx(span_u / 2 ** 12)]
+    assert set(out) == {"remove", "add"}

@@ -45,6 +45,7 @@ _TAPS = 8           # Lagrange nodes of the near-part interpolation and of the c
 _GREGORY = 8        # order of the end correction at d = ln 2
 _FAR_G = 2e-6       # g(d) below which the second-order expansion is used (error ~ g^3 ~ 1e-17)
 _TAIL_SD = 11.0     # grid half-width in units of the log-scale (Gaussian tail 2e-28)
+_MAX_CELLS = 2 ** 20  # loss cells of one lattice_pmfs call (8 MiB per mass array), as the Fourier law
 _NODES = np.arange(-(_TAPS // 2 - 1), _TAPS // 2 + 1)  # stencil offsets -3 .. 4 around a cell's left node
 
 
@@ -391,6 +392,11 @@ class LogDomainPair(SingleEpochLaw):
         +inf loss (upper bound) / are subtracted (lower bound).
         """
         d = float(delta_l if cell_span is None else cell_span)
+        # at most _MAX_CELLS cells over the grid (as the Fourier law's 2^20): a tiny epsilon guess
+        # asks for loss spans of ~1e-7, i.e. 1e8 cells and several GiB of masses (a fuzz run's
+        # out-of-memory at sigma 0.74, M 16, delta 0.5).  Wider cells are still certified; the
+        # bracket is then wider and says so if it misses its tolerance.
+        d = max(d, (self.fine.u[-1] - self.fine.u[0]) / _MAX_CELLS)
         k0, p0, p1, outside, err = self.lattice_masses(d)
         k = np.arange(k0, k0 + p0.size, dtype=float)
         out: LatticePMFs = {}
