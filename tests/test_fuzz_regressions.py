@@ -529,3 +529,26 @@ def test_log_domain_lattice_cells_are_capped(monkeypatch):
     span_u = law.fine.u[-1] - law.fine.u[0]
     assert seen == [pytest.approx(span_u / 2 ** 12)]
     assert set(out) == {"remove", "add"}
+
+
+# found by the CI fuzz run (sweep_axes, this session): an integer axis of 1e8 points peaked at
+# 3.3 GB while parsing (linspace, rint, unique with its sort and index arrays).  The cap is 1e7
+# points and repeats of a generated (monotone) axis are dropped without a sort.
+def test_axis_cap_and_integer_axis_memory():
+    import tracemalloc
+
+    from dpbounds.sweep import parse_axis
+    from dpbounds.sweep._axes import MAX_AXIS_LENGTH
+
+    assert MAX_AXIS_LENGTH == 10 ** 7
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^axis epochs: num must be at most 1e\+07"):
+        parse_axis("epochs", "-1:1:31e+06")
+    tracemalloc.start()
+    try:
+        v = parse_axis("epochs", "1:1e9:1e6:log")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * 2 ** 20, peak            # a few 8 MB arrays, no sort
+    assert np.all(np.diff(v) > 0) and v[0] == 1 and v[-1] == 1e9 and np.all(v == np.rint(v))
+    assert list(parse_axis("rounds", "10:1:10")) == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]   # decreasing stays so

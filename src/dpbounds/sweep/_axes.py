@@ -35,9 +35,11 @@ __all__ = ["INTEGER_AXES", "MAX_AXIS_LENGTH", "parse_axis"]
 #: Parameters that only take integer values: generated specs for them are rounded (see above).
 INTEGER_AXES = frozenset({"rounds", "epochs", "dataset_size", "batch_size", "steps"})
 
-#: Longest axis a generated spec may ask for (8e8 bytes of float64): a larger ``num`` is almost
-#: certainly a typo, and would fail later with a MemoryError instead of a message.
-MAX_AXIS_LENGTH = 10 ** 8
+#: Longest axis a generated spec may ask for (8e7 bytes of float64; parsing one takes a few such
+#: arrays at its peak): a larger ``num`` is almost certainly a typo, and would fail later with a
+#: MemoryError instead of a message.  (It was 1e8, whose integer axes peaked at 3.3 GB while
+#: parsing: the CI fuzz run's out-of-memory.)
+MAX_AXIS_LENGTH = 10 ** 7
 
 _SCALES = ("lin", "log")
 
@@ -92,10 +94,13 @@ def _generated(name: str, start: Any, stop: Any, num: Any, scale: Any) -> NDArra
         values = np.linspace(lo, hi, n)
     values = np.asarray(values, dtype=np.float64)
     if name in INTEGER_AXES:
-        values = np.rint(values)
-        # drop repeats, keeping the order of first appearance (a decreasing spec stays decreasing)
-        _, first = np.unique(values, return_index=True)
-        values = values[np.sort(first)]
+        np.rint(values, out=values)
+        # drop repeats, keeping the order of first appearance (a decreasing spec stays decreasing):
+        # a generated axis is monotone, so repeats are adjacent (no sort, no index array)
+        keep = np.empty(values.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(values[1:], values[:-1], out=keep[1:])
+        values = values[keep]
     return values
 
 
@@ -159,7 +164,7 @@ def parse_axis(name: str, spec: Any) -> NDArray[np.float64]:
     Raises
     ------
     DPBoundsError
-        Naming the axis: ``num`` not a positive integer (or above 1e8), a log axis with
+        Naming the axis: ``num`` not a positive integer (or above 1e7), a log axis with
         ``start <= 0`` or ``stop <= 0``, a non-finite start/stop, an unknown scale, NaN or
         non-numeric values, an empty or multi-dimensional value list.
 
