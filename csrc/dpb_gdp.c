@@ -53,7 +53,7 @@ static double log_pdf(double u)
 #define DPB_GDP_SMALL_MU 0.01
 #define DPB_GDP_SMALL_EPS 0.5
 
-/* q(t) = 1 - t Rt(t) and Rt(t) for 0 <= t <= 1e150 */
+/* q(t) = 1 - t Rt(t) and Rt(t) for -30 <= t <= 1e150 (t < 0: q = 1 + |t| Rt(t), no cancellation) */
 static double upper_mills_q(double t, double *rt)
 {
     double K;
@@ -69,7 +69,7 @@ static double upper_mills_q(double t, double *rt)
     return 1.0 / (1.0 + t * K);
 }
 
-/* log(delta/mu) for mu <= DPB_GDP_SMALL_MU, 0 <= eps <= DPB_GDP_SMALL_EPS, z = zh + zl = eps/mu
+/* log(delta/mu) for mu <= DPB_GDP_SMALL_MU, -min(1/2, 30 mu) <= eps <= DPB_GDP_SMALL_EPS, z = zh + zl = eps/mu
  * (zl: the rounding error of zh, or 0) <= 1e150; *dlog (if not NULL): d/dz log(delta/mu) =
  * -Rt(z + h)/(q (1 + c)), to first order in h (a Newton direction only). */
 static double gdp_small_mu_log_ratio(double zh, double zl, double eps, double mu, double *dlog)
@@ -93,7 +93,7 @@ static double gdp_small_mu_log_ratio(double zh, double zl, double eps, double mu
             }
         }
     }
-    if (zh < 1e-100) lp = -DPB_LOG_SQRT2PI;
+    if (fabs(zh) < 1e-100) lp = -DPB_LOG_SQRT2PI;
     else {
         dpb_two_prod(zh, zh, &sq, &sql);
         lp = -0.5 * sq - (0.5 * sql + zh * zl + DPB_LOG_SQRT2PI);
@@ -112,7 +112,10 @@ double dpb_gdp_log_delta(double eps, double mu)
     if (isinf(mu)) return 0.0;
     if (mu < 1.0 && fabs(eps) > mu * 1e300)                             /* eps/mu overflows: |u| = inf */
         return eps > 0.0 ? -DPB_INF : log(-expm1(eps));
-    if (mu <= DPB_GDP_SMALL_MU && eps >= 0.0 && eps <= DPB_GDP_SMALL_EPS && eps <= mu * 1e150) {
+    /* eps down to -30 mu as well (z >= -30: Rt(z) <= ~1e196, no cancellation in q = 1 + |z| Rt);
+       the general form gave 0 at eps = -2.2e-308, mu = 1e-200, below delta(0) (CI fuzz run) */
+    if (mu <= DPB_GDP_SMALL_MU && eps >= -DPB_GDP_SMALL_EPS && eps >= -30.0 * mu && eps <= DPB_GDP_SMALL_EPS
+        && eps <= mu * 1e150) {
         double zh = eps / mu, zl = 0.0, ph, pl;
         if (mu >= 1e-290) {                     /* the remainder eps - zh mu, exactly (Dekker) */
             dpb_two_prod(zh, mu, &ph, &pl);

@@ -552,3 +552,21 @@ def test_axis_cap_and_integer_axis_memory():
     assert peak < 40 * 2 ** 20, peak            # a few 8 MB arrays, no sort
     assert np.all(np.diff(v) > 0) and v[0] == 1 and v[-1] == 1e9 and np.all(v == np.rint(v))
     assert list(parse_axis("rounds", "10:1:10")) == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]   # decreasing stays so
+
+
+# found by the instrumented CI fuzz run (this session): gdp_delta(-2.2e-308, 1e-200) was 0 while
+# gdp_delta(0, 1e-200) = 4e-201 -- the general form at a tiny mu and slightly negative eps; the
+# small-mu form now covers eps down to -min(1/2, 30 mu).  References: mpmath at 260 digits.
+@pytest.mark.parametrize("mu", [1e-200, 1e-5, 0.01])
+@pytest.mark.parametrize("z", [-2.2e-108, -0.5, -5.0, -29.9])
+def test_gdp_delta_small_mu_negative_eps_vs_mpmath(mu, z):
+    import mpmath as mp
+
+    eps = z * mu
+    with mp.workdps(60 + int(-math.log10(mu))):
+        e, m = mp.mpf(eps), mp.mpf(mu)
+        ref = mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+    with np.errstate(all="raise", under="ignore"):
+        got = dpbounds.gdp_delta(eps, mu)
+    assert abs(mp.mpf(got) - ref) <= 1e-13 * ref
+    assert dpbounds.gdp_delta(-2.2250738585072014e-308, 1e-200) >= dpbounds.gdp_delta(0.0, 1e-200)
