@@ -570,3 +570,13 @@ def test_gdp_delta_small_mu_negative_eps_vs_mpmath(mu, z):
         got = dpbounds.gdp_delta(eps, mu)
     assert abs(mp.mpf(got) - ref) <= 1e-13 * ref
     assert dpbounds.gdp_delta(-2.2250738585072014e-308, 1e-200) >= dpbounds.gdp_delta(0.0, 1e-200)
+
+
+# found by the instrumented CI fuzz step (rdp harness, this session): the quadrature node count of
+# rdp.poisson_gaussian formed 0.9 pi sigma, which overflowed at sigma = 1.8e308 and let numpy's
+# RuntimeWarning escape
+def test_poisson_gaussian_at_the_largest_sigma_raises_no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = rdp.poisson_gaussian(np.array([1.5]), 1.7976931348623157e308, 0.999999999999999, "exact")
+    assert np.all(np.isfinite(out)) and np.all(out >= 0)

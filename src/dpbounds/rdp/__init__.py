@@ -239,7 +239,8 @@ _QUAD_MAX_NODES = 1e6
 
 def _quad_nodes(a: Any, s: Any) -> Any:
     """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
-    d = np.minimum(0.9 * np.pi * s, 5.0)
+    # (sigma clipped at 10, where 0.9 pi sigma > 5 already: 0.9 pi sigma overflowed at sigma ~ 1.8e308)
+    d = np.minimum(0.9 * np.pi * np.minimum(s, 10.0), 5.0)
     h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
     # alpha / sigma beyond the doubles (sigma subnormal) is an inf count: over the cap, refused
     with np.errstate(over="ignore"):
