@@ -56,14 +56,12 @@ static void ew_make(double eps, double n, ew_poly *p)
     if (!p->ok) return;
     if (A2 == 0.0) {
         if (A1 != 0.0) {
-            /* |r| = A0/|A1| > 1e100 (see below), decided without the division, which overflows
-               for a subnormal A1 (sigma 1e155, M 1e308) */
+            /* |r| = A0/|A1| > 1e100 (clamped below anyway), decided without the division, which
+               overflows for a subnormal A1 (sigma 1e155, M 1e308) */
             double r = fabs(A1) * 1e100 < A0 ? (A1 < 0.0 ? 1e100 : -1e100) : -A0 / A1;
-            if (r > 0.0) p->hi = fmin(r, 1e100); else p->lo = fmax(r, -1e100);   /* see below */
+            if (r > 0.0) p->hi = r; else p->lo = r;
         }
-        return;
-    }
-    {
+    } else {
         /* the coefficients scaled by a power of two (exact: the same roots, bit for bit where
            nothing overflows): A1^2 and A2 A0 overflowed from sigma ~ 0.1 at M ~ 1e3 on (d ~ 1e170),
            raising the flag and turning the branch into NaN */
@@ -88,9 +86,10 @@ static void ew_make(double eps, double n, ew_poly *p)
     /* An edge beyond 1e100 (c, d below ~1e-100: sigma 1e154 and M 1e154, or M 1e308) is moved in
        to +-1e100: p is monotone there too, and p(+-1e100) ~ +-1e100 is far beyond every level and
        every x = Phi^{-1}(a) (|x| < 39), so the clamped integrand is unchanged -- but p at the true
-       edge (|y| up to 1e231) overflowed its y^3 terms (the flag a two-argument probe found). */
-    if (p->hi > 1e100) p->hi = 1e100;
-    if (p->lo < -1e100) p->lo = -1e100;
+       edge (|y| up to 1e231) overflowed its y^3 terms (the flag a two-argument probe found).
+       An infinite edge (no root on that side) stays infinite. */
+    if (isfinite(p->hi) && p->hi > 1e100) p->hi = 1e100;
+    if (isfinite(p->lo) && p->lo < -1e100) p->lo = -1e100;
 }
 
 /* y with p(y) = x on the branch; NaN if x is outside p(branch). */

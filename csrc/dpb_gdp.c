@@ -35,7 +35,7 @@ static double log_pdf(double u)
 }
 
 /* ---------------------------------------------------------------- small mu
- * For mu <= DPB_GDP_SMALL_MU and 0 <= eps <= 1/2 the general form below, n(u)(R(u) - R(v)),
+ * For mu <= DPB_GDP_SMALL_MU and -min(1/2, 30 mu) <= eps <= 1/2 the general form below, n(u)(R(u) - R(v)),
  * subtracts two Mills ratios that agree to ~log10(|u|/mu) digits: at mu = 1e-10 the epsilon
  * it gave was 8e-7 off, and below mu ~ 1e-16 it was wrong altogether.  Here the difference is
  * never formed.  With z = eps/mu, h = mu/2 and Rt(t) = Phi(-t)/n(t) the upper-tail Mills ratio,
@@ -151,12 +151,12 @@ static double gdp_eval(double eps, double mu, double *d1, double *d2)
     double u = 0.5 * mu - eps / mu, v = u - mu, ru, rv, dr, p1, p2, g1, g2;
     if (u > 1.0) {
         double lv = dpb_log_ndtr(v) + eps;
-        double pu = dpb_ndtr(u), ev = (lv < -745.0 || lv >= 0.0) ? 0.0 : exp(lv);
+        /* e^lv >= 1 >= Phi(u) (not formed: it may overflow), or d = 0 below: delta rounds to 0
+           here (mu ~ 1e90: eps + log Phi(v) cancels to nothing), where log 0 and -ev/0 would raise
+           the divide-by-zero flag; -inf with a zero slope sends the caller to bisection */
+        double pu = dpb_ndtr(u), ev = lv >= 0.0 ? DPB_INF : (lv < -745.0 ? 0.0 : exp(lv));
         double d = pu - ev, f1;
-        if (!(d > 0.0) || lv >= 0.0) {      /* (e^lv >= 1 >= Phi(u): not formed, it may overflow) */
-            /* delta rounds to 0 here (mu ~ 1e90: eps + log Phi(v) cancels to nothing): log 0 and
-               -ev/0 would raise the divide-by-zero flag; -inf with a zero slope sends the caller
-               to bisection */
+        if (!(d > 0.0)) {
             *d1 = *d2 = 0.0;
             return -DPB_INF;
         }
@@ -202,13 +202,13 @@ static int gdp_same_sign(double a, double b)
  * d log z / d log delta ~ -1/z^2. */
 static double gdp_epsilon_small_mu(double delta, double mu)
 {
-    /* delta/mu itself where it is a normal double (one rounding instead of two logs of ~700) */
     double r, target, lo = 0.0, hi, z, f, d, e;
     int it;
     if (delta >= mu) return 0.0;          /* delta(0) < mu/sqrt(2 pi); and delta/mu cannot overflow below */
     r = delta / mu;
+    /* delta/mu itself where it is a normal double (one rounding instead of two logs of ~700) */
     target = r >= DBL_MIN ? log(r) : log(delta) - log(mu);
-    if (gdp_small_mu_log_ratio(0.0, 0.0, 0.0, mu, &d) <= target) return 0.0;   /* delta >= delta(0) */
+    if (gdp_small_mu_log_ratio(0.0, 0.0, 0.0, mu, NULL) <= target) return 0.0;   /* delta >= delta(0) */
     /* start: log(delta/mu) ~ -z^2/2 - log sqrt(2 pi) - 2 log z for large z; the value there is
        below the target (q < 1/z^2... up to the small corrections), else hi doubles */
     z = sqrt(fmax(2.0 * (-target - DPB_LOG_SQRT2PI), 1.0));

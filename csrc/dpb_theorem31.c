@@ -61,27 +61,24 @@ static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, d
     int k;
     inv_m1 = 1.0 / (rounds - 1.0);
     if (c->sigma > 1e150) {
-        /* eps = 1/sigma^2 to 1e-300 relative, but subnormal or 0 from sigma = 1.3e154 on: mu =
-           1/(sigma sqrt(M - 1)) directly; and coef mu from the limit sqrt(8/pi) sigma of the exact
-           coefficient (T1 was 0 from sigma ~ 1e160 on, inf with a flag at 1.8e308; the true T1 is
-           2 B sqrt(8/pi)/sqrt(M - 1)).  The simplified coefficient, ~5 sigma^4, is inf here. */
+        /* eps = 1/sigma^2 to 1e-300 relative, but subnormal or 0 from sigma = 1.3e154 on:
+           mu = 1/(sigma sqrt(M - 1)) directly (T1 below uses the exact coefficient's limit) */
         mu = sqrt(inv_m1) / c->sigma;
         mu2 = mu * mu;
-        terms[0] = 2.0 * DPB_BE_CONSTANT * (c->exact ? DPB_SQRT_8_PI * sqrt(inv_m1) : dpb_mul_sat(c->coef, mu));
-        terms[1] = DPB_INV_SQRT2PI * mu;
-        terms[2] = (T3_A + T3_B) * mu2 + T3_B * (dpb_mul_sat(c->w, c->w) * inv_m1);
-        terms[3] = T4_C * mu2 * mu;
-        terms[4] = T5_C * mu2 * mu2;
-        goto last;
+    } else {
+        mu2 = c->eps * inv_m1;
+        /* below 1e-290 mu^2 may be subnormal (sigma ~ 1e150, M ~ 1e15: T1 was 7.6e-10 off): mu from
+           the two square roots; mu^2 then enters only T3-T5, as an absolute error below 1e-300 */
+        mu = mu2 < 1e-290 ? sqrt(c->eps) * sqrt(inv_m1) : sqrt(mu2);
     }
-    mu2 = c->eps * inv_m1;
-    /* below 1e-290 mu^2 may be subnormal (sigma ~ 1e150, M ~ 1e15: T1 was 7.6e-10 off): mu from
-       the two square roots; mu^2 then enters only T3-T5, as an absolute error below 1e-300 */
-    mu = mu2 < 1e-290 ? sqrt(c->eps) * sqrt(inv_m1) : sqrt(mu2);
     if (mu > 1e60) {                     /* vacuous; avoid overflowing mu^4 */
         for (k = 0; k < 5; k++) terms[k] = DPB_INF;
     } else {
-        terms[0] = 2.0 * DPB_BE_CONSTANT * dpb_mul_sat(c->coef, mu);
+        /* beyond sigma = 1e150, coef mu from the limit sqrt(8/pi) sigma of the exact coefficient
+           (T1 was 0 from sigma ~ 1e160 on, inf with a flag at 1.8e308; the true T1 is
+           2 B sqrt(8/pi)/sqrt(M - 1)); the simplified coefficient, ~5 sigma^4, is inf there */
+        terms[0] = 2.0 * DPB_BE_CONSTANT * (c->sigma > 1e150 && c->exact ? DPB_SQRT_8_PI * sqrt(inv_m1)
+                                                                       : dpb_mul_sat(c->coef, mu));
         terms[1] = DPB_INV_SQRT2PI * mu;
         /* T3 = [A + B (1 + w/(1-1/w))] mu^2 = (A + B) mu^2 + B w^2/(M-1), since
          * w/(1-1/w) mu^2 = w^2/(M-1): finite even where eps underflows (huge sigma) */
@@ -89,7 +86,6 @@ static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, d
         terms[3] = T4_C * mu2 * mu;
         terms[4] = T5_C * mu2 * mu2;
     }
-last:
     sL = sqrt(L);
     /* 4.52/(2.88 sqrt(L) - 2.41/sqrt(L)) = 4.52 sqrt(L)/(2.88 L - 2.41) */
     terms[5] = 4.52 * sL / (2.88 * L - 2.41) * ex;

@@ -31,7 +31,6 @@ from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._dispatch import call
 from dpbounds._errors import DPBoundsError
 from dpbounds._renamed import renamed_getattr
-from dpbounds._validation import broadcast as _broadcast
 from dpbounds._validation import (
     Constraint,
     as_float_array,
@@ -323,13 +322,7 @@ def edgeworth_status(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any:
     input; 32 = ``p_M'(0) <= 0`` or ``p_{M-1}'(0) <= 0``; 64 = ``Phi^{-1}(1 - a)`` outside
     the range of ``p_M`` on its monotone branch.
     """
-    arrays = {"a": as_float_array("a", a), "sigma": as_float_array("sigma", sigma),
-              "rounds": as_float_array("rounds", rounds)}
-    try:
-        res = _uf.edgeworth_status(*arrays.values())
-    except ValueError:
-        _broadcast(**arrays)   # shapes that do not broadcast: the error names the parameters
-        raise
+    res = call("edgeworth_status", a=a, sigma=sigma, rounds=rounds)
     return int(res) if np.ndim(res) == 0 else res
 
 
