@@ -13,8 +13,9 @@ import tracemalloc
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-import dpbounds  # noqa: E402
 from baselines import delta_bound_numpy, delta_min_numpy, rounds_brentq  # noqa: E402
+
+import dpbounds  # noqa: E402
 from dpbounds import ufuncs  # noqa: E402
 
 

@@ -14,6 +14,7 @@ all-valid one (sigma 1:4, rounds 1e6:1e9: the engine overhead alone).  Memory: t
 (tracemalloc) of the same sweep streamed to Parquet at 10^6 and 10^7 points -- flat.
 """
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -21,8 +22,6 @@ import time
 import tracemalloc
 
 import numpy as np
-
-import dataclasses
 
 import dpbounds
 from dpbounds import ufuncs

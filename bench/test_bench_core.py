@@ -8,10 +8,10 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from baselines import delta_bound_numpy, delta_min_numpy, rounds_brentq
 
 import dpbounds
 from dpbounds import ufuncs
-from baselines import delta_bound_numpy, delta_min_numpy, rounds_brentq
 
 
 @pytest.mark.benchmark(group="delta_min exact, 1e6 distinct (sigma, M)")

@@ -34,11 +34,11 @@ from _main import fuzz, instrument_dpbounds  # noqa: E402
 
 instrument_dpbounds()
 
-import dpbounds  # noqa: E402
-
 import _contract  # noqa: E402
 from _contract import attempt, check  # noqa: E402
 from _inputs import Draw  # noqa: E402
+
+import dpbounds  # noqa: E402
 
 M_MAX, EPOCHS_MAX, STEPS_MAX, N_MAX = 1000, 3, 3000, 2000
 SIGMA_RANGE = (0.7, 20.0)

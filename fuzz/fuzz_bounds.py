@@ -27,11 +27,10 @@ from _main import fuzz, instrument_dpbounds  # noqa: E402
 instrument_dpbounds()
 
 import numpy as np  # noqa: E402
-
-import dpbounds  # noqa: E402
-
 from _contract import attempt, check, in_unit, ulps_le  # noqa: E402
 from _inputs import Draw  # noqa: E402
+
+import dpbounds  # noqa: E402
 
 _COEF = ("exact", "simplified")
 _STATUS_MASK = 1 | 2 | 4 | 8 | 16

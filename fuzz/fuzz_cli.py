@@ -24,17 +24,16 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _main import fuzz, instrument_dpbounds  # noqa: E402
 
 instrument_dpbounds()
 
-from dpbounds import cli  # noqa: E402
-
 from _contract import Finding, attempt  # noqa: E402
 from _inputs import HARD_DOUBLES, Draw  # noqa: E402
+
+from dpbounds import cli  # noqa: E402
 
 EXIT_CODES = {0, 1, 2, 3}
 _TMP = tempfile.mkdtemp(prefix="dpbounds-fuzz-cli-")

@@ -29,12 +29,10 @@ from _main import fuzz, instrument_dpbounds  # noqa: E402
 instrument_dpbounds()
 
 import numpy as np  # noqa: E402
-
-import dpbounds  # noqa: E402
-from dpbounds import rdp  # noqa: E402
-
 from _contract import attempt, check  # noqa: E402
 from _inputs import Draw  # noqa: E402
+
+from dpbounds import rdp  # noqa: E402
 
 _ALPHA_MAX = 256.0
 _SIGMA_MIN = 0.05

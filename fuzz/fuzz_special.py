@@ -30,14 +30,13 @@ from _main import fuzz, instrument_dpbounds  # noqa: E402
 instrument_dpbounds()
 
 import numpy as np  # noqa: E402
+from _contract import attempt, check, describe  # noqa: E402
+from _inputs import Draw  # noqa: E402
 
 import dpbounds  # noqa: E402
 from dpbounds import ufuncs as U  # noqa: E402
 from dpbounds._ufunc_table import UFUNCS, UfuncSpec  # noqa: E402
 from dpbounds._validation import Constraint  # noqa: E402
-
-from _contract import attempt, check, describe  # noqa: E402
-from _inputs import Draw  # noqa: E402
 
 _KIND_BY_NAME = {"sigma": "sigma", "rounds": "rounds", "epochs": "count", "steps": "count", "n": "count",
                  "mu": "mu", "eps": "eps", "alpha": "order", "a": "unit", "x": "x", "y": "x", "b": "positive",

@@ -35,7 +35,6 @@ if __name__ == "__main__" and not available():
 instrument_dpbounds()
 
 import numpy as np  # noqa: E402
-
 from _contract import attempt, check  # noqa: E402
 from _inputs import HARD_DOUBLES, Draw  # noqa: E402
 

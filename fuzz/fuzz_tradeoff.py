@@ -29,11 +29,10 @@ from _main import fuzz, instrument_dpbounds  # noqa: E402
 instrument_dpbounds()
 
 import numpy as np  # noqa: E402
-
-import dpbounds  # noqa: E402
-
 from _contract import attempt, check  # noqa: E402
 from _inputs import Draw  # noqa: E402
+
+import dpbounds  # noqa: E402
 
 _SLACK = 4 * np.spacing(1.0)
 _CLT_SIGMA_MIN = 0.037

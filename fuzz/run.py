@@ -38,7 +38,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))   # (already there when run as a script)
-from build_native import DEFAULT_OUT as DEFAULT_NATIVE, source_digest  # noqa: E402
+from build_native import DEFAULT_OUT as DEFAULT_NATIVE  # noqa: E402
+from build_native import source_digest
+
 HARNESSES = ("special", "bounds", "tradeoff", "rdp", "accountants", "cli", "sweep_axes")
 # A hard limit per input: well above the 1 s CPU budget each call is checked against, so only a
 # real hang (e.g. a C loop that never ends) trips it.

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from dpbounds import PrecisionWarning
-
 from dpbounds import _ufuncs as U
 from dpbounds.accountant import RandomAllocationAccountant, tradeoff_exact
 

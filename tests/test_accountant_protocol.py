@@ -1,6 +1,5 @@
 """One protocol for the three accountants (Opacus conventions), one parametrised suite."""
 import json
-import math
 import warnings
 
 import pytest

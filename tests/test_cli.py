@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from test_rounds import TABLE1
 
 import dpbounds
 from dpbounds.cli import main
-from test_rounds import TABLE1
 
 
 def run(capsys, *argv):

@@ -22,13 +22,13 @@ import time
 
 import numpy as np
 import pytest
+from cli_harness import child_env, run
 
 import dpbounds
 from dpbounds import RandomAllocationAccountant
 from dpbounds.cli import build_parser, main
 from dpbounds.cli._numbers import count, real, whole
 from dpbounds.cli._output import jsonable
-from cli_harness import child_env, run
 
 CLI_SOURCES = pathlib.Path(dpbounds.__file__).resolve().parent / "cli"
 

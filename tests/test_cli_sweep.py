@@ -11,14 +11,10 @@ import time
 
 import numpy as np
 import pytest
+from cli_harness import child_env, run
 
 import dpbounds
 from dpbounds.cli import main
-from cli_harness import child_env, run
-
-
-
-
 
 
 def rows(text):

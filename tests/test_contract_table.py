@@ -10,12 +10,11 @@ import importlib.util
 import json
 import pathlib
 
+import docstring_claims as D
 import numpy as np
 import pytest
 
 from dpbounds._ufunc_table import UFUNCS
-
-import docstring_claims as D
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "_data" / "measured_accuracy.json"

@@ -1,12 +1,12 @@
 """Accuracy claims of public docstrings that no other accuracy test measured (tests/docstring_claims.py)."""
 from __future__ import annotations
 
+import _tradeoff_oracle as O
 import mpmath as mp
 import numpy as np
+import oracle
 
 import dpbounds
-import oracle
-import _tradeoff_oracle as O
 
 
 def test_gaussian_f0delta_tradeoff_vs_mpmath(record_accuracy) -> None:  # type: ignore[no-untyped-def]

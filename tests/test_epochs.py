@@ -1,9 +1,8 @@
 """Multi-epoch composition of f_{0,delta} (docs/epochs.md) vs mpmath."""
-import numpy as np
+import oracle
 import pytest
 
 import dpbounds
-import oracle
 
 
 @pytest.mark.parametrize("delta", [1e-300, 1e-20, 1e-8, 1e-3, 0.01, 0.3, 0.9])

@@ -4,11 +4,13 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpbounds import _ufuncs as U
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1
-from dpbounds._ufuncs import gdp_delta as _gdp_delta_public, gdp_epsilon as _gdp_epsilon_public
+from dpbounds._ufuncs import gdp_delta as _gdp_delta_public
+from dpbounds._ufuncs import gdp_epsilon as _gdp_epsilon_public
 from dpbounds.accountant import (
     RandomAllocationPLD,
     exact_max_gap,

@@ -10,15 +10,16 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_exact import _assert_matches_monte_carlo
 
+from dpbounds import PrecisionWarning
 from dpbounds import accountant as A
+from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
 from dpbounds.accountant._law_logdomain import LogDomainPair, LogDomainSum, grid_for
 from dpbounds.accountant._law_tilted import TiltedLognormalSum
 from dpbounds.accountant._select import fourier_law
-from dpbounds import PrecisionWarning
-from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
-from test_exact import _assert_matches_monte_carlo
 
 
 # ---------------------------------------------------------------- mpmath oracle, M = 2

@@ -13,11 +13,16 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpbounds import accountant as A
-from dpbounds._kernels import (lognormal_cf_m1, lognormal_cf_m1_pair_grid, lognormal_cf_m1_tilted,
-                            lognormal_cf_m1_tilted_grid)
+from dpbounds._kernels import (
+    lognormal_cf_m1,
+    lognormal_cf_m1_pair_grid,
+    lognormal_cf_m1_tilted,
+    lognormal_cf_m1_tilted_grid,
+)
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
 from dpbounds.accountant import _select as S
 from dpbounds.accountant._law_tilted import TiltedLognormalSum

@@ -22,7 +22,7 @@ pytest.importorskip("matplotlib", reason='the figures need matplotlib (pip insta
 
 import dpbounds
 from dpbounds import composition, rdp
-from dpbounds.cli import Parser, _plot, _plot_companion, main
+from dpbounds.cli import Parser, _plot_companion, main
 from dpbounds.figures import composition_figure, rdp_bounds_figure
 from dpbounds.rdp import Laplace, RandomizedResponse, RDPAccountant, SubsampledGaussianWOR, SubsampledWOR
 

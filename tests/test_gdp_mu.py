@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpbounds._ufuncs import ndtr, ndtri, ndtri_complement  # type: ignore[attr-defined]
 from dpbounds.accountant import RandomAllocationAccountant
 from dpbounds.accountant._curve import tradeoff_exact
-from dpbounds._ufuncs import ndtr, ndtri, ndtri_complement  # type: ignore[attr-defined]
 
 # (sigma, M): the Fourier, log-domain and large-sigma regimes, cheap to evaluate pointwise
 POINTS = [(0.7, 1000), (1.0, 100), (1.0, 1000), (2.0, 1000), (5.0, 10), (0.8, 10)]

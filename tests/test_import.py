@@ -38,4 +38,4 @@ def test_renamed_names_warn_and_serve_the_same_function():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError):
-            importlib.import_module("dpbounds").no_such_name
+            _ = importlib.import_module("dpbounds").no_such_name

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable
+from typing import Any
 
+import contract_surface
 import numpy as np
 import pytest
 
-import contract_surface
 import dpbounds
 from dpbounds import DPBoundsError, rdp
 from dpbounds._ufunc_table import UFUNCS

@@ -30,7 +30,6 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-import dpbounds
 from dpbounds import ufuncs
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

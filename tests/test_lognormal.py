@@ -2,10 +2,10 @@
 import warnings
 
 import numpy as np
+import oracle
 import pytest
 
 import dpbounds
-import oracle
 from dpbounds import ufuncs
 
 RTOL = 1e-14  # stated in csrc/dpb_lognormal.h and lognormal_moments' docstring

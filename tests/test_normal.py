@@ -2,11 +2,10 @@
 import math
 
 import numpy as np
+import oracle
 import pytest
 
 import dpbounds
-import oracle
-
 from dpbounds._ufunc_table import by_name  # noqa: E402
 
 # the accuracy the declaration table claims (it feeds the docstrings and docs/accuracy.md)

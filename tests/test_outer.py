@@ -16,14 +16,13 @@ import textwrap
 import time
 
 import numpy as np
+import oracle
 import pytest
 
 import dpbounds
 import dpbounds.outer
 from dpbounds import _kernels, ufuncs
 from dpbounds.outer import delta_bound_outer, min_dataset_size_outer, rounds_required_outer
-
-import oracle
 
 COEFS = ["exact", "simplified"]
 

@@ -207,7 +207,7 @@ def test_delta_non_decreasing_in_k():
     laws = [partial_law_for(1.0, M, k) for k in ks]
     for eps in (0.0, 0.02, 0.1, 0.3, 1.0):
         br = [law.delta(eps) for law in laws]
-        for (lo1, hi1), (lo2, hi2) in zip(br, br[1:]):
+        for (lo1, _), (_, hi2) in zip(br, br[1:]):
             assert lo1 <= hi2, (eps, br)
         mids = [0.5 * (lo + hi) for lo, hi in br]
         assert mids[-1] > mids[0] > 0.0  # not a flat (vacuous) sequence
@@ -232,7 +232,7 @@ def test_lattices_mass_and_two_fold_composition(sigma, M, k, kind, delta_l):
     law = partial_law_for(sigma, M, k, "compose")
     assert isinstance(law.base, kind)
     pm = law.lattice_pmfs(delta_l)
-    for direction, (jmin, pu, inf_up, jdmin, pd, miss) in pm.items():
+    for direction, (_, pu, inf_up, _, pd, miss) in pm.items():
         up = float(pu.sum()) + inf_up
         assert 1.0 - 1e-12 <= up <= 1.0 + 1e-6, (direction, up)
         assert 1.0 - 1e-6 <= float(pd.sum()) <= 1.0 + 1e-12 and miss < 1e-8

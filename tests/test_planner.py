@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from cli_harness import run
 
 import dpbounds
 import dpbounds.planner
@@ -29,7 +30,6 @@ from dpbounds import (
     rounds_required,
     theorem31,
 )
-from cli_harness import run
 from dpbounds.cli._plan import parse_sigma
 
 

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from dpbounds import _ufuncs
 import dpbounds.rdp as R
+from dpbounds import _ufuncs
 
 
 def _brute(acc, delta, lo=1.0001, hi=2000.0, n=2001):

@@ -11,13 +11,11 @@ import math
 
 import mpmath as mp
 import numpy as np
+import oracle
 import pytest
 
-from dpbounds import _ufuncs
-from dpbounds import _kernels
 import dpbounds
-
-import oracle
+from dpbounds import _kernels, _ufuncs
 
 # ---------------------------------------------------------------- oracles
 
@@ -442,6 +440,7 @@ def test_poisson_real_order_cost_is_capped():
     # for hours and quad_log accepted alpha = 2e11.  Above 1e6 nodes the core answers NaN at once
     # and the validated function raises, naming sigma and alpha.
     import time
+
     from dpbounds import _ufuncs as U
     from dpbounds import rdp
     t = time.perf_counter()

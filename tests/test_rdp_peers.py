@@ -19,8 +19,6 @@ import numpy as np
 import pytest
 
 import dpbounds.rdp as R
-from dpbounds import _ufuncs
-from dpbounds import _kernels
 
 pytestmark = pytest.mark.peers
 
@@ -135,8 +133,9 @@ def test_poisson_small_q_vs_autodp_documented_error():
     # 0.5% at 1e-6 and 34% at 1e-7 (sigma = 5, alpha = 2).  Ours equals the closed form
     # log1p(q^2 expm1(1/sigma^2)) to 1e-15 (test_rdp_properties::test_poisson_small_q_scaling).
     _autodp()
-    from autodp import rdp_acct, rdp_bank
     import math
+
+    from autodp import rdp_acct, rdp_bank
 
     def autodp_eps2(q):
         acc = rdp_acct.anaRDPacct()

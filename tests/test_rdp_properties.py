@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpbounds.rdp as R
-from dpbounds import _ufuncs
-from dpbounds import _kernels
+from dpbounds import _kernels, _ufuncs
 
 SET = settings(max_examples=40, deadline=None)
 sigmas = st.floats(0.5, 60.0)

@@ -2,10 +2,10 @@
 sections 3.1 and 5 ("Trade-off Functions for DP-SGD with Subsampling based on Random Allocation:
 Tight Upper and Lower Bounds"; docs/theorem31.md)."""
 import numpy as np
+import oracle
 import pytest
 
 import dpbounds
-import oracle
 from dpbounds import ufuncs
 
 # Table 1 of the paper, as printed (3 significant digits): sigma -> (M_BE+1/sqrt(2pi), M_exact, Min N)

@@ -2,7 +2,6 @@
 import ast
 import importlib
 import pathlib
-import shutil
 import subprocess
 import sys
 

@@ -1,9 +1,9 @@
 """The six-term delta_min of Theorem 3.1 and its validity condition vs the mpmath oracle (docs/theorem31.md)."""
 import numpy as np
+import oracle
 import pytest
 
 import dpbounds
-import oracle
 from dpbounds import ufuncs
 
 CONDITION2 = dict((n, b) for n, b, _ in ufuncs.STATUS_BITS)["CONDITION2"]

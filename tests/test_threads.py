@@ -328,7 +328,7 @@ def test_shared_accountant_queried_concurrently():
     """One accountant object, built and stepped first, then queried by eight threads at once."""
     acc = {"random_allocation": dpbounds.RandomAllocationAccountant(1.0, 100, 2),
            "poisson": _stepped(dpbounds.PoissonAccountant()), "rdp": _stepped(R.RDPAccountant())}
-    for name, a in acc.items():
+    for a in acc.values():
         calls = [lambda a=a, k=k: (a.get_epsilon_bracket(10.0 ** -(4 + k % 4)), a.get_delta_bracket(0.5 + k % 4))
                  for k in range(THREADS)]
         _check_concurrent(calls)

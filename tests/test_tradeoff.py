@@ -14,9 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _tradeoff_oracle as O  # noqa: E402
 import oracle  # noqa: E402
 
-from dpbounds import _ufuncs as uf  # noqa: E402
-from dpbounds import tradeoff as T  # noqa: E402
 import dpbounds  # noqa: E402
+from dpbounds import _ufuncs as uf  # noqa: E402
 
 BIT = {name: bit for name, bit, _ in uf.STATUS_BITS}
 

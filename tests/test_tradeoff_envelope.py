@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import dpbounds
-from dpbounds.accountant import RandomAllocationPLD, tradeoff_exact
-from dpbounds.accountant import _envelope
+from dpbounds.accountant import RandomAllocationPLD, _envelope, tradeoff_exact
 
 
 def _brute_rise(b, m, ub, um):

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dpbounds import _ufuncs as uf
 from dpbounds import _ufuncs as core
+from dpbounds import _ufuncs as uf
 from dpbounds import tradeoff as T
 
 settings.register_profile("tradeoff", deadline=None, max_examples=60)

@@ -12,13 +12,12 @@ import math
 
 import numpy as np
 import pytest
+from test_generated import GEN
 
 from dpbounds import _ufuncs
 from dpbounds._errors import STATUS_BITS
 from dpbounds._ufunc_table import UFUNCS
 from dpbounds._validation import Constraint
-
-from test_generated import GEN
 
 BAD_INPUT = next(s.bit for s in STATUS_BITS if s.name == "BAD_INPUT")
 

@@ -10,7 +10,8 @@ import pytest
 
 import dpbounds
 from dpbounds import _ufuncs
-from dpbounds._ufunc_table import UFUNCS as SPECS, by_name, choice_suffix, stem
+from dpbounds._ufunc_table import UFUNCS as SPECS
+from dpbounds._ufunc_table import by_name, choice_suffix, stem
 from dpbounds._validation import Constraint
 
 NAMES = [u.name for u in SPECS]

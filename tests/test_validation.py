@@ -97,7 +97,6 @@ def test_nothing_is_lost_scalar_vs_numpy_scalar():
 
 
 # ---------------------------------------------------------------- the one constraint vocabulary
-import dpbounds  # noqa: E402
 from dpbounds import _kernels  # noqa: E402
 from dpbounds._validation import Constraint, check_args, check_constraint  # noqa: E402
 

@@ -32,9 +32,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import contract_surface as S  # noqa: E402
 import docstring_claims as D  # noqa: E402
-from dpbounds import _errors  # noqa: E402
+
+from dpbounds import (
+    _errors,  # noqa: E402
+    _ufuncs,  # noqa: E402
+)
 from dpbounds._ufunc_table import UFUNCS  # noqa: E402
-from dpbounds import _ufuncs  # noqa: E402
 
 TARGET = "docs/contract.md"
 DATA = ROOT / "docs" / "_data" / "measured_accuracy.json"

@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import inspect
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx

@@ -13,19 +13,47 @@ Special functions and raw kernels (numpy ufuncs, NaN conventions):
     (every compiled ufunc; see docs/accuracy.md).
 """
 from dpbounds import _ufuncs as ufuncs
+from dpbounds import composition, outer, rdp, sampling
+from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds._renamed import RENAMED as _RENAMED
+from dpbounds._renamed import renamed_getattr as _renamed_getattr
+from dpbounds._result import PrivacyBracket
 from dpbounds._ufuncs import lognormal_rho3
-from dpbounds._errors import DPBoundsError
-from dpbounds._renamed import RENAMED as _RENAMED, renamed_getattr as _renamed_getattr
+from dpbounds.accountant import (
+    PoissonAccountant,
+    PrivacyAccountant,
+    RandomAllocationAccountant,
+    RandomAllocationPLD,
+    exact_max_gap,
+    gap_ratio,
+    tradeoff_exact,
+)
+from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
+from dpbounds.curve import TradeoffCurve
 from dpbounds.epochs import compose_delta, per_epoch_delta
 from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
+from dpbounds.planner import Plan, PlanPoint, plan
+from dpbounds.sweep import sweep  # the function; its module stays importable as dpbounds.sweep._*
+from dpbounds.theorem31 import (
+    BERRY_ESSEEN_CONSTANT,
+    LognormalMoments,
+    Theorem31Result,
+    delta_bound,
+    delta_bound_terms,
+    lognormal_moments,
+    min_dataset_size,
+    rounds_closed_form,
+    rounds_required,
+    theorem31,
+)
 from dpbounds.tradeoff import (
     edgeworth_status,
     f0delta_compose,
     f0delta_tradeoff,
     gaussian_compose,
     gaussian_f0delta_tradeoff,
-    gaussian_tradeoff,
     gaussian_max_gap,
+    gaussian_tradeoff,
     gdp_delta,
     gdp_epsilon,
     gdp_mu_poisson,
@@ -38,36 +66,6 @@ from dpbounds.tradeoff import (
     tradeoff_clt_slope,
     tradeoff_edgeworth,
     tradeoff_lower_bound,
-)
-from dpbounds.curve import TradeoffCurve
-from dpbounds._errors import PrecisionWarning
-from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
-from dpbounds.planner import Plan, PlanPoint, plan
-from dpbounds._result import PrivacyBracket
-from dpbounds.accountant import (
-    PoissonAccountant,
-    PrivacyAccountant,
-    RandomAllocationAccountant,
-    RandomAllocationPLD,
-    exact_max_gap,
-    gap_ratio,
-    tradeoff_exact,
-)
-from dpbounds import composition, rdp
-from dpbounds import sampling
-from dpbounds.sweep import sweep  # the function; its module stays importable as dpbounds.sweep._*
-from dpbounds import outer
-from dpbounds.theorem31 import (
-    BERRY_ESSEEN_CONSTANT,
-    LognormalMoments,
-    Theorem31Result,
-    delta_bound,
-    delta_bound_terms,
-    lognormal_moments,
-    min_dataset_size,
-    rounds_closed_form,
-    rounds_required,
-    theorem31,
 )
 
 __version__ = "0.1.0"

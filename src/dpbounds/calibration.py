@@ -25,9 +25,8 @@ import math
 import warnings
 from typing import Callable
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
-from dpbounds._errors import PrecisionWarning
+from dpbounds._errors import DPBoundsError, PrecisionWarning
 
 __all__ = ["calibrate_noise", "calibrate_epochs", "calibrate_batch_size"]
 

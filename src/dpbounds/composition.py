@@ -27,8 +27,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import _validation as V
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import _validation as V
 from dpbounds._binomial import log_pmf
 from dpbounds._errors import DPBoundsError
 

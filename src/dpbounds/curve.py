@@ -16,9 +16,9 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbounds._errors import DPBoundsError
-from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _ufuncs as _core
+from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
+from dpbounds._errors import DPBoundsError
 from dpbounds._validation import as_float_array, check, check_closed_unit, scalar_or_array
 
 __all__ = ["TradeoffCurve"]

@@ -21,8 +21,10 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
-from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import (
+    _kernels,  # type: ignore[attr-defined, unused-ignore]
+    _ufuncs,  # type: ignore[attr-defined, unused-ignore]
+)
 from dpbounds._errors import DPBoundsError
 from dpbounds._validation import Constraint, as_float_array, check_choice, check_constraint, check_scalar
 

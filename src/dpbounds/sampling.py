@@ -26,8 +26,8 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 
 __all__ = ["random_allocation", "poisson"]
 

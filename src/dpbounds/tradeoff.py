@@ -25,9 +25,6 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbounds.epochs import compose_delta
-
-from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._dispatch import call
 from dpbounds._errors import DPBoundsError
 from dpbounds._renamed import renamed_getattr
@@ -39,6 +36,7 @@ from dpbounds._validation import (
     check_constraint,
     scalar_or_array,
 )
+from dpbounds.epochs import compose_delta
 
 __all__ = [
     "gaussian_tradeoff",

@@ -6,16 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
 from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
 from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
-from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
-from dpbounds.accountant._params import SIGMA_MIN, check_sigma_rounds, check_max_lattice
+from dpbounds.accountant._params import SIGMA_MIN, check_max_lattice, check_sigma_rounds
 from dpbounds.accountant._pld import RandomAllocationPLD
+from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
 from dpbounds.accountant._select import law_for, require_converged
 
 __all__ = ["RandomAllocationAccountant"]

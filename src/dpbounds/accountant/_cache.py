@@ -17,9 +17,9 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, ParamSpec, TypeVar, cast
 
-from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError
 import numpy as np
+
+from dpbounds import _validation as V
 
 __all__ = ["clear_cache", "cache_info", "set_cache_limit", "cached", "memoize", "DEFAULT_LIMIT_BYTES"]
 

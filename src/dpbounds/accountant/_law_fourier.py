@@ -17,14 +17,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._kernels import (  # type: ignore[import-not-found, unused-ignore]
-    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid)
+from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
-from dpbounds.accountant._tails import (extend_cdf_brackets, lower_tail_h0, spread_along_bound, upper_tail_h0,
-                                       upper_tail_h1)
+from dpbounds.accountant._tails import (
+    extend_cdf_brackets,
+    lower_tail_h0,
+    spread_along_bound,
+    upper_tail_h0,
+    upper_tail_h1,
+)
 
 CArr = NDArray[np.complex128]
 

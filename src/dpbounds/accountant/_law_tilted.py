@@ -10,8 +10,12 @@ from typing import Any
 import numpy as np
 
 from dpbounds._kernels import (  # type: ignore[import-not-found, unused-ignore]
-    FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_tilted,
-    lognormal_cf_m1_tilted_grid)
+    FOURIER_SERIES_ERR_UNITS,
+    fourier_series_re,
+    lognormal_cf_m1,
+    lognormal_cf_m1_tilted,
+    lognormal_cf_m1_tilted_grid,
+)
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._law import FArr, SingleEpochLaw

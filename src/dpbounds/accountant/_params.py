@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 
 __all__ = ["check_sigma_rounds", "check_max_lattice", "SIGMA_MIN", "SIGMA_MAX", "ROUNDS_MAX", "MAX_LATTICE_CAP"]
 

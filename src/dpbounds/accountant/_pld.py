@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpbounds._errors import DPBoundsError, PrecisionWarning
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError, PrecisionWarning
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._envelope import evaluate, refine
@@ -16,7 +16,7 @@ from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
-from dpbounds.accountant._params import check_sigma_rounds, check_max_lattice
+from dpbounds.accountant._params import check_max_lattice, check_sigma_rounds
 from dpbounds.accountant._select import law_for, require_converged
 
 __all__ = ["RandomAllocationPLD"]

@@ -10,15 +10,15 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
-from dpbounds.accountant._params import check_max_lattice
+from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds._ufuncs import ndtr as _ndtr  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._gdp import gdp_epsilon as _gdp_epsilon
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge, compose, convolve
+from dpbounds.accountant._params import check_max_lattice
 
 FArr = NDArray[np.float64]
 

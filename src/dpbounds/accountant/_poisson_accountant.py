@@ -1,10 +1,10 @@
 """The exact (PLD) accountant for Poisson-subsampled DP-SGD, on the accountant protocol."""
 from __future__ import annotations
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
-from dpbounds.accountant._params import check_max_lattice
+from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
+from dpbounds.accountant._params import check_max_lattice
 from dpbounds.accountant._poisson import PoissonPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
 

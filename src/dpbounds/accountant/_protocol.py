@@ -23,8 +23,8 @@ import abc
 import math
 from typing import Any
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 
 __all__ = ["PrivacyAccountant", "initial_steps"]

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import PrecisionWarning, PrivacyBracket, RandomAllocationAccountant
+from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, EXIT_TOLERANCE_MISSED, emit_json, writing

@@ -8,7 +8,6 @@ import time
 import warnings
 from typing import Any, Mapping
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import (
     PoissonAccountant,
     PrecisionWarning,
@@ -19,6 +18,7 @@ from dpbounds import (
     gdp_mu_random_allocation,
 )
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, EXIT_TOLERANCE_MISSED, Column, emit_json, print_table

@@ -12,8 +12,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from dpbounds._errors import DPBoundsError
 import numpy as np
+
+from dpbounds._errors import DPBoundsError
 
 __all__ = [
     "EXIT_BROKEN_PIPE",

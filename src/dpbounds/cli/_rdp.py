@@ -5,9 +5,9 @@ import argparse
 import math
 from typing import Any, Mapping
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import RandomAllocationAccountant
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, Column, emit_json, print_table

@@ -107,7 +107,7 @@ def _list() -> None:
 
 def _read_toml(path: str) -> dict[str, Any]:
     try:
-        import tomllib as toml   # Python >= 3.11
+        import tomllib as toml  # Python >= 3.11
     except ModuleNotFoundError:
         try:
             import tomli as toml  # type: ignore[no-redef, import-not-found, unused-ignore]
@@ -153,7 +153,6 @@ def handler(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.target is None:
         raise DPBoundsError("give a QUANTITY or a GRID.toml file (dpbounds sweep --list shows the quantities)")
-    axis_names = sorted({a.name for q in quantities.values() for a in q.axes})
     option_names = sorted({o.name for q in quantities.values() for o in q.options})
     cli_axes = list(getattr(args, "axis_order", None) or [])
     cli_options = {n: getattr(args, f"opt_{n}") for n in option_names if getattr(args, f"opt_{n}") is not None}

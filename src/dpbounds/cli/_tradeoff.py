@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import tradeoff as T
+from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_coefficient, add_json_flag
 from dpbounds.cli._output import EXIT_OK, Column, emit_json, print_table

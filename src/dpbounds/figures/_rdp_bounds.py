@@ -7,9 +7,11 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import (
+    _kernels,  # type: ignore[attr-defined, unused-ignore]
+    rdp,
+)
 from dpbounds import _validation as V
-from dpbounds import rdp
 from dpbounds.figures._canvas import new_figure
 from dpbounds.figures._regimes import MECHANISMS, Regime, check_mechanisms, resolve
 from dpbounds.rdp import Mechanism

@@ -31,13 +31,22 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._errors import DPBoundsError
+from dpbounds import (
+    _kernels,  # type: ignore[attr-defined, unused-ignore]
+    _ufuncs,  # type: ignore[attr-defined, unused-ignore]
+)
 from dpbounds import _validation as V
 from dpbounds._dispatch import call
-from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
-from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
+from dpbounds._errors import DPBoundsError
 from dpbounds.rdp._accountant import DEFAULT_ORDERS, RDPAccountant
-from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
+from dpbounds.rdp._hybrid_clipping import (
+    coordinatewise_limit,
+    coordinatewise_poisson,
+    hybrid_noise,
+    hypercube_noise,
+    poisson_general,
+    twice_sampling,
+)
 from dpbounds.rdp._mechanisms import (
     _BOUNDS,
     Custom,
@@ -49,14 +58,7 @@ from dpbounds.rdp._mechanisms import (
     SubsampledGaussianWOR,
     SubsampledWOR,
 )
-from dpbounds.rdp._hybrid_clipping import (
-    coordinatewise_limit,
-    coordinatewise_poisson,
-    hybrid_noise,
-    hypercube_noise,
-    poisson_general,
-    twice_sampling,
-)
+from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 
 __all__ = [
     "gaussian", "laplace", "randomized_response",

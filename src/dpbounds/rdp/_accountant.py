@@ -14,16 +14,16 @@ from typing import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._errors import DPBoundsError
 from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
-from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 from dpbounds.rdp._mechanisms import (
     Mechanism,
     PoissonGaussian,
     SubsampledGaussianWOR,
 )
+from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS"]
 

@@ -16,9 +16,9 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._errors import DPBoundsError
-from dpbounds import _validation as V
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import _validation as V
+from dpbounds._errors import DPBoundsError
 
 __all__ = [
     "NoiseAllocation",

@@ -15,10 +15,12 @@ from typing import Any, Callable, Hashable
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds._errors import DPBoundsError
+from dpbounds import (
+    _kernels,  # type: ignore[attr-defined, unused-ignore]
+    _ufuncs,  # type: ignore[attr-defined, unused-ignore]
+)
 from dpbounds import _validation as V
-from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
-from dpbounds import _kernels  # type: ignore[attr-defined, unused-ignore]
+from dpbounds._errors import DPBoundsError
 
 __all__ = [
     "Mechanism",
