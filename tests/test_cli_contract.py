@@ -181,6 +181,8 @@ def test_curve_rounds_and_epochs_1e0_forms(tmp_path, capsys):
     (["delta", "--sigma", "1e400", "--rounds", "100"], "argument --sigma: '1e400' is too large"),
     (["rounds", "--sigma", "1", "--delta", "1e-5", "--epochs", "1.5"], "argument --epochs: must be a whole number"),
     (["curve", "--sigma", "1", "--rounds", "100", "--points", "1", "--out", "c.csv"], "points must be >= 2"),
+    (["rounds", "--sigma", "abc", "--delta", "0.01"], "not a number"),
+    (["nosuchcommand"], "invalid choice"),
 ])
 def test_bad_values_one_line_exit_2(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
