@@ -95,6 +95,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def record_accuracy(request: pytest.FixtureRequest) -> Callable[[str, float, str, str], None]:
     recording = request.config.getoption("--record-accuracy")
+    if recording and hasattr(request.config, "workerinput"):
+        pytest.fail("--record-accuracy needs one process: under pytest-xdist (-n) each worker would publish a part")
     node = request.node
     test = node.nodeid.split("[")[0]
     known = claims()

@@ -133,7 +133,7 @@ def test_toml_needs_tomllib_or_tomli(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+@pytest.mark.parametrize("suffix", [pytest.param(".parquet", marks=pytest.mark.slow), ".csv"])
 def test_ctrl_c_leaves_a_valid_file_and_resume_finishes_it(tmp_path, suffix):
     if suffix == ".parquet":
         pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow not installed")

@@ -120,7 +120,7 @@ def test_optimal_delta_tiny_values_vs_mpmath():
 
 
 @pytest.mark.parametrize("eps, delta, k, target", [
-    (0.1, 0.0, 100, 1e-5), (0.01, 1e-10, 1000, 1e-6), (0.5, 1e-6, 40, 1e-3),
+    (0.1, 0.0, 100, 1e-5), pytest.param(0.01, 1e-10, 1000, 1e-6, marks=pytest.mark.slow), (0.5, 1e-6, 40, 1e-3),
     pytest.param(1e-3, 0.0, 20000, 1e-8, marks=pytest.mark.slow)])
 def test_optimal_vs_mpmath_root(eps, delta, k, target, record_accuracy):
     mp.mp.dps = 40

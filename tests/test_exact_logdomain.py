@@ -230,6 +230,7 @@ def test_small_sigma_composition_bracket(sigma, M, E):
     assert hi >= lo1
 
 
+@pytest.mark.slow  # ~2 s
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(st.floats(0.3, 0.6), st.integers(2, 200))
 def test_property_small_m_curve(sigma, M):
@@ -258,6 +259,7 @@ def test_composition_large_m_small_sigma_uses_spread_tail():
     assert hi >= lo1  # composition never lowers epsilon
 
 
+@pytest.mark.slow  # ~2 s
 def test_spread_tail_lattice_overlaps_logdomain_lattice():
     # two lattices for the same pair: the untilted window + spread tail (forced) and the log-domain law
     s, M, E = 0.4, 3000, 3

@@ -194,9 +194,9 @@ def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
 
 
 # ---------------------------------------------------------------- Monte Carlo at small sigma
-@pytest.mark.parametrize("sigma", [0.4, 0.5])
-@pytest.mark.parametrize("M,n", [(10, 1_000_000), (100, 200_000)])
-def test_small_sigma_vs_monte_carlo(sigma, M, n):
+@pytest.mark.parametrize("sigma", [0.4, pytest.param(0.5, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("M,n", [(10, 1_000_000), pytest.param(100, 200_000, marks=pytest.mark.slow)])
+def test_small_sigma_vs_monte_carlo(sigma, M, n):  # Monte Carlo: one case fast, the rest slow
     assert isinstance(_law_best(sigma, float(M)), TiltedLognormalSum)
     _assert_matches_monte_carlo(sigma, M, n, 777 + M + int(100 * sigma), (0.05, 0.3, 0.7), err_max=1e-9)
 

@@ -32,7 +32,10 @@ import pytest
 
 from dpbounds import ufuncs
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+# xdist_group: under pytest-xdist (-n 2 --dist loadgroup) the latency measurements run one after
+# another in one worker, so that two of them never compete for the cores their children need
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+              pytest.mark.xdist_group("sigint_latency")]
 
 LATENCY = 0.2  # seconds from SIGINT to KeyboardInterrupt, the contract of docs/contract.md
 

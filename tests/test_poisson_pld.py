@@ -98,6 +98,7 @@ def _prv_interval(q, sigma, steps, delta):
 
 
 # ---- peers -------------------------------------------------------------------------------
+@pytest.mark.slow  # a peer cross-check (seconds)
 @pytest.mark.peers
 @pytest.mark.filterwarnings("ignore::dpbounds.PrecisionWarning")  # (0.001, 0.8, 1e4): 0.34 % wide
 @pytest.mark.parametrize("q, sigma, steps", PEER_POINTS)
@@ -126,6 +127,7 @@ def test_more_points_against_dp_accounting(q, sigma, steps):
     assert lo <= ref * (1 + 1e-3) and ref <= hi * (1 + 1e-3), (lo, hi, ref)
 
 
+@pytest.mark.slow  # a peer cross-check
 @pytest.mark.peers
 def test_heterogeneous_segments_against_dp_accounting():
     pld_mod = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution",

@@ -59,6 +59,7 @@ def test_fixed_orders_mode():
     assert len(R.DEFAULT_ORDERS) == 156
 
 
+@pytest.mark.slow  # ~2 s
 def test_calibration_sigma_steps_rate():
     eps, delta, steps, q = 2.0, 1e-5, 1000, 0.01
     s = R.RDPAccountant.calibrate_sigma(eps, delta, steps, q, rtol=1e-7)

@@ -151,7 +151,8 @@ def test_base_edges(record_accuracy):
 
 # ---------------------------------------------------------------- without replacement
 
-GRID_WOR = [(1.0, 1e-3), (1.0, 0.1), (5.0, 1e-3), (5.0, 0.05), (50.0, 0.01), (50.0, 0.1), (0.5, 0.01)]
+GRID_WOR = [(1.0, 1e-3), (1.0, 0.1), (5.0, 1e-3), (5.0, 0.05), pytest.param(50.0, 0.01, marks=pytest.mark.slow),
+            pytest.param(50.0, 0.1, marks=pytest.mark.slow), (0.5, 0.01)]  # sigma = 50: seconds each
 ORDERS = [2, 3, 4, 7, 16, 33, 64, 128, 256]
 
 

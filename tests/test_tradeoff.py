@@ -281,6 +281,7 @@ def test_max_gap_vs_mpmath(record_accuracy):
     record_accuracy("gaussian_max_gap", worst, "ulp", "mu in [1e-10, 20], delta in [0, 0.1], 15 points")
 
 
+@pytest.mark.slow  # ~2 s
 def test_clt_small_sigma_terminates_and_keeps_its_edges():
     # Below sigma ~ 0.048 the uniform panel grid (step 6 sigma) used to overflow the edge array
     # (the last panel then spanned the rest of the range) and below sigma ~ 1e-14 the edge loop
