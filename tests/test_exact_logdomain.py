@@ -108,7 +108,8 @@ def test_m2_epsilon_bracket_contains_truth():
 
 
 # ---------------------------------------------------------------- Monte Carlo (seeded)
-@pytest.mark.parametrize("sigma,M,n", [(0.3, 10, 1_000_000), (0.35, 30, 400_000)])
+@pytest.mark.parametrize("sigma,M,n", [(0.3, 10, 1_000_000),
+                                       pytest.param(0.35, 30, 400_000, marks=pytest.mark.slow)])  # Monte Carlo
 def test_small_m_vs_monte_carlo(sigma, M, n):
     _assert_matches_monte_carlo(sigma, M, n, 4242 + M, (0.02, 0.3, 0.7), err_max=1e-9)
 

@@ -47,7 +47,9 @@ HARD_CLT = [
 
 # Regime: the whole box of _box_points.  Tolerance 1e-14 absolute is the declared accuracy
 # (docs/accuracy.md); the measured maximum is ~3e-16 (sums of ~500 terms of size <= 0.4 * weight).
-@pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11))
+# the hard points and the first 8 random points in the fast suite, the other 18 random points slow
+@pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11)[:8]
+                         + [pytest.param(*p, marks=pytest.mark.slow) for p in _box_points(26, 11)[8:]])
 def test_clt_vs_mpmath(a, sigma, M, record_accuracy):
     ref, err = O.tradeoff_clt(a, sigma, M)
     assert err < 1e-20

@@ -29,7 +29,7 @@ import pathlib
 import re
 import subprocess
 import sys
-import tempfile
+import threading
 import warnings
 from typing import Any, Callable, Iterator, NamedTuple
 
@@ -268,9 +268,8 @@ def write(path: pathlib.Path = TARGET) -> bool:
     if path.exists() and path.read_text() == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # the umask's mode
+    tmp.write_text(text)
     os.replace(tmp, path)
     return True
 
