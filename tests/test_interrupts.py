@@ -37,7 +37,7 @@ from dpbounds import ufuncs
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
               pytest.mark.xdist_group("sigint_latency")]
 
-LATENCY = 0.2  # seconds from SIGINT to KeyboardInterrupt, the contract of docs/contract.md
+LATENCY = 0.2  # seconds from SIGINT to KeyboardInterrupt (the limit docs/outer.md states)
 
 _CHILD = r'''
 import sys, time, warnings
