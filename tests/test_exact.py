@@ -39,7 +39,9 @@ def _cf_mpmath(sigma, t, size_biased):
     return complex(mp.quad(f, pts))
 
 
-@pytest.mark.parametrize("sigma", [0.7, 1.0, 3.0, 20.0])
+# the two ends of the sigma axis in the fast suite, the middle two slow (mpmath quadrature: 0.2-0.5 s each)
+@pytest.mark.parametrize("sigma", [0.7, pytest.param(1.0, marks=pytest.mark.slow),
+                                   pytest.param(3.0, marks=pytest.mark.slow), 20.0])
 @pytest.mark.parametrize("t", [1e-5, 0.05, 0.7, 4.0])
 @pytest.mark.parametrize("sb", [False, True])
 def test_cf_vs_mpmath(sigma, t, sb):
