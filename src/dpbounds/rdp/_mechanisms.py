@@ -144,7 +144,10 @@ class _IntegerTable(Mechanism):
     neighbouring = "replace-one"
 
     def __init__(self) -> None:
-        self._table = np.full(3, np.nan)
+        # empty until the first evaluation builds it (a 3-entry NaN placeholder answered NaN at
+        # orders in [1, 2] on a fresh object: table[2] was never computed)
+        self._table = np.full(0, np.nan)
+        self._far: dict[int, float] = {}   # orders beyond the table evaluated alone (_far_values)
 
     def _compute(self, n: int) -> NDArray[np.float64]:  # table[j] for j < n  # pragma: no cover
         raise NotImplementedError
@@ -167,27 +170,59 @@ class _IntegerTable(Mechanism):
         return None
 
     def _at_orders(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The integer-order curve at ``idx``: from the table, or order by order above _DENSE_MAX."""
+        """The integer-order curve at ``idx``: from the table, or order by order far above it."""
         imax = int(np.max(idx)) if idx.size else 2
-        high = idx >= max(_DENSE_MAX, self._table.shape[0])
-        need = np.unique(idx[high])
-        vals = self._compute_at(need.astype(np.float64)) if need.size else None
+        n = self._table.shape[0]
+        if imax < n:
+            return self._table[idx]
+        # The table grows by doubling: O(m^2) work up to order m, shared by every order below it.
+        # Orders far beyond it (a fixed list such as 128, 256, 512, 1024, or the scan of a search)
+        # are evaluated alone where that is cheaper, O(order) each, and always above _DENSE_MAX
+        # (a whole table up to 1e6 takes hours).  They are the table's values bit for bit.
+        dense = min(imax, max(65, 2 * n - 1))
+        high = idx > dense
+        far = np.unique(idx[high])
+        vals = None
+        if far.size and (imax >= _DENSE_MAX
+                         or 8.0 * float(np.sum(far, dtype=np.float64)) < float(imax) ** 2 - float(dense) ** 2):
+            vals = self._far_values(far)
         if vals is None:
             self._ensure(float(imax))
             return self._table[idx]
-        # the orders above the table are evaluated alone, where a whole table up to order n costs
-        # O(n^2) (hours at 1e6); they are the table's values bit for bit, and not kept (a query
-        # asks for a few of them; keeping them would grow without bound)
-        low = idx[~high]
-        if low.size:
-            self._ensure(float(np.max(low)))
+        self._ensure(float(dense))
         out = np.empty(idx.shape)
-        out[~high] = self._table[low]
-        out[high] = vals[np.searchsorted(need, idx[high])]
+        out[~high] = self._table[idx[~high]]
+        out[high] = vals[np.searchsorted(far, idx[high])]
         return out
+
+    def _far_values(self, orders: NDArray[np.intp]) -> NDArray[np.float64] | None:
+        """The curve at sorted distinct integer orders beyond the table, kept for the next queries
+        (up to _FAR_KEEP of them: a query asks for a few); None where only whole tables exist."""
+        known = self._far
+        missing = [int(o) for o in orders if int(o) not in known]
+        if missing:
+            vals = self._compute_at(np.asarray(missing, dtype=np.float64))
+            if vals is None:
+                return None
+            if len(known) + len(missing) > _FAR_KEEP:
+                fresh = dict(zip(missing, (float(v) for v in vals)))
+                return np.array([known[int(o)] if int(o) in known else fresh[int(o)] for o in orders])
+            known.update(zip(missing, (float(v) for v in vals)))
+        return np.array([known[int(o)] for o in orders])
+
+    def _fast_base(self) -> float | None:
+        """For the compiled path: NaN (no base clamp), the base Gaussian's sigma, or None (a base
+        only Python can evaluate)."""
+        return math.nan
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         a = np.asarray(alpha, dtype=np.float64)
+        fb = self._fast_base()
+        if a.size and fb is not None and float(np.max(a)) < self._table.shape[0] - 1:
+            # orders inside the table (NaN and inf fail the test above): one compiled pass
+            # (_kernels.table_interp), the same doubles as the steps below
+            out = np.asarray(_kernels.table_interp(a, self._table, fb, self._at_inf()), dtype=np.float64)
+            return out if out.ndim else out[()]
         fin = np.isfinite(a)
         amax = float(np.max(a[fin])) if fin.any() else 2.0
         if amax > _rdp_alpha_max():
@@ -209,11 +244,14 @@ def _rdp_alpha_max() -> float:
     return 1e6
 
 
-#: Integer orders below this come from the per-object table (built whole: O(n^2) work for the
-#: without-replacement bounds, 1 s at n = 1e4; it covers the accountant's default max_order);
-#: higher ones, where a mechanism can evaluate single orders, are evaluated order by order:
-#: O(order) each where the improved bound's certificate skips the Pearson-Vajda terms (small
-#: sigma), O(order^2) where it does not (large sigma, as one table up to that order)
+#: Most orders beyond the table kept per object (_IntegerTable._far_values)
+_FAR_KEEP = 4096
+
+#: The per-object table (built whole: O(n^2) work for the without-replacement bounds, 1 s at
+#: n = 1e4) never grows to this order; orders at or above it, and orders far above the table
+#: where that is cheaper, are evaluated order by order where a mechanism can: O(order) each where
+#: the improved bound's certificate skips the Pearson-Vajda terms (small sigma), O(order^2) where
+#: it does not (large sigma, as one table up to that order)
 _DENSE_MAX = 20000
 
 
@@ -256,6 +294,9 @@ class SubsampledGaussianWOR(_IntegerTable):
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(_ufuncs.rdp_gaussian(alpha, self.sigma))
+
+    def _fast_base(self) -> float | None:
+        return self.sigma
 
     def _at_inf(self) -> float:
         return math.inf if self.gamma > 0 else 0.0
@@ -309,6 +350,9 @@ class SubsampledWOR(_IntegerTable):
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(self._f(alpha), dtype=np.float64)
+
+    def _fast_base(self) -> float | None:
+        return None
 
     def _at_inf(self) -> float:
         if self.gamma == 0:
