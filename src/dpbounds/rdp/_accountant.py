@@ -358,7 +358,8 @@ class RDPAccountant(PrivacyAccountant):
         dv = self._delta_at(a, e)
         return (dv, a) if return_order else dv
 
-    # ---------------------------------------------------------------- calibration
+    # ---------------------------------------------------------------- limits of a run
+    # (the noise multiplier is calibrated by dpbounds.calibrate_noise(..., accountant="rdp"))
     @staticmethod
     def _dpsgd(sigma: float, rate: float, steps: float, sampling: str, bound: str, mode: str,
                orders: None | str | Iterable[float], conversion: str) -> "RDPAccountant":
@@ -368,39 +369,6 @@ class RDPAccountant(PrivacyAccountant):
         else:
             mech = SubsampledGaussianWOR(sigma, rate, bound)
         return acc.compose(mech, steps)
-
-    @staticmethod
-    def calibrate_sigma(epsilon: float, delta: float, steps: float, rate: float, *,
-                        sampling: str = "poisson", bound: str = "improved", mode: str = "exact",
-                        orders: None | str | Iterable[float] = None, conversion: str = "improved",
-                        rtol: float = 1e-6, sigma_max: float = 1e4) -> float:
-        """Smallest noise multiplier sigma (to relative ``rtol``, rounded up) with eps(delta) <= epsilon.
-
-        ``sampling="poisson"`` (rate = q, add/remove) or ``"wor"`` (rate = gamma, replace-one:
-        sigma is relative to the replace-one sensitivity 2C).  Bisection in log sigma; eps is
-        decreasing in sigma.  The search range is [1e-2, ``sigma_max``]: returns 1e-2 if that
-        already suffices, inf if even ``sigma_max`` does not.
-        """
-        target = _calib_args(epsilon, delta, steps, rate, sampling)
-        rtol = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
-        sigma_max = V.check_scalar("sigma_max", sigma_max, V.Constraint.FINITE_POSITIVE)
-
-        def eps_of(s: float) -> float:
-            return float(RDPAccountant._dpsgd(s, rate, steps, sampling, bound, mode, orders,
-                                              conversion).get_epsilon(delta))  # type: ignore[arg-type]
-
-        if eps_of(sigma_max) > target:
-            return math.inf
-        lo, hi = 1e-2, sigma_max
-        if eps_of(lo) <= target:
-            return lo
-        while hi / lo > 1 + rtol:
-            mid = math.sqrt(lo * hi)
-            if eps_of(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
-        return hi
 
     @staticmethod
     def max_steps(epsilon: float, delta: float, sigma: float, rate: float, *,
