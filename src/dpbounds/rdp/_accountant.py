@@ -22,6 +22,7 @@ from dpbounds.rdp._mechanisms import (
     Mechanism,
     PoissonGaussian,
     SubsampledGaussianWOR,
+    check_work,
 )
 from dpbounds.rdp._outward import _EPS as _OUT_EPS
 from dpbounds.rdp._outward import _LOGDELTA as _OUT_LOGDELTA
@@ -257,6 +258,11 @@ class RDPAccountant(PrivacyAccountant):
         if not self._terms:
             return float(obj(np.array([2.0]))[0]), 2.0
         if self.orders is not None:
+            # refused before any work where the orders would take too long (10^6 fractional orders
+            # of the Poisson-subsampled Gaussian ran for minutes)
+            for m, c in self._terms.values():
+                if c != 0:
+                    check_work("orders", m.work(self.orders), f"{m!r} at these {self.orders.size:,} orders")
             v = obj(self.orders)
             i = int(np.argmin(v))
             return float(v[i]), float(self.orders[i])

@@ -36,6 +36,62 @@ __all__ = [
 _BOUNDS = {"theorem9": 0, "improved": 1, "lower": 2}
 
 
+#: DPB_RDP_QUAD_MAX_NODES of csrc/dpb_rdp_poisson.h: the C core answers NaN above it
+_QUAD_MAX_NODES = 1e6
+
+#: Most work one evaluation of a curve at a set of orders may take, in units of one quadrature
+#: node of the Poisson-subsampled Gaussian (about 50 ns): about 20 s.  More is refused before
+#: it starts, naming the orders (rdp.poisson_gaussian, rdp.subsampled_gaussian_wor and the
+#: accountant's fixed orders); 10^6 fractional orders used to run for minutes.
+WORK_MAX = 4e8
+
+
+def _quad_nodes(a: Any, s: Any) -> Any:
+    """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
+    # (sigma clipped at 10, where 0.9 pi sigma > 5 already: 0.9 pi sigma overflowed at sigma ~ 1.8e308)
+    d = np.minimum(0.9 * np.pi * np.minimum(s, 10.0), 5.0)
+    h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
+    # alpha / sigma beyond the doubles (sigma subnormal) is an inf count: over the cap, refused
+    with np.errstate(over="ignore"):
+        return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
+
+
+def poisson_work(a: Any, s: Any, q: Any, compat: bool = False) -> float:
+    """Work units of the Poisson-subsampled Gaussian at orders ``a`` (broadcast with sigma, q):
+    quadrature nodes at fractional orders (capped: beyond it the kernel answers NaN at once),
+    one per binomial term (alpha terms) at integer orders; the compat series adds up to 16384
+    terms of three lgamma each at fractional orders."""
+    a, s, q = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(s, dtype=np.float64),
+                                  np.asarray(q, dtype=np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):
+        live = np.isfinite(a) & (a >= 1.0) & (q > 0) & (q < 1) & (s <= 1e100)
+        frac = live & ((a != np.floor(a)) | (a == 1.0))
+        nodes = np.where(frac, _quad_nodes(a, s), 0.0)
+        nodes = np.where(nodes <= _QUAD_MAX_NODES, nodes, 0.0)
+        if compat:
+            nodes = nodes + np.where(frac, 5e4, 0.0)
+        terms = np.where(live & ~frac, np.minimum(a, 1e6), 0.0)
+        return float(np.sum(nodes) + np.sum(terms))
+
+
+def wor_work(a: Any) -> float:
+    """Work units of the without-replacement bounds at orders ``a``: O(order) terms of ~5 ns each
+    (a tenth of a unit) per order, ceil(alpha) for a fractional one."""
+    a = np.asarray(a, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        fin = np.isfinite(a) & (a >= 1.0)
+        return float(np.sum(np.where(fin, np.ceil(np.minimum(a, 1e6)), 0.0))) * 0.2
+
+
+def check_work(name: str, work: float, what: str) -> None:
+    """Refuse, naming the parameter, an evaluation estimated beyond WORK_MAX."""
+    if work > WORK_MAX:
+        raise DPBoundsError(
+            f"{name} must ask for at most {WORK_MAX:.0e} units of work (a unit: one quadrature node of the "
+            f"Poisson-subsampled Gaussian, ~50 ns; the limit is about 20 s), but {what} would need about "
+            f"{work:.2g}; give fewer or smaller orders (integer orders need no quadrature)")
+
+
 class Mechanism:
     """Base class: ``rdp(alpha)`` gives the RDP curve, ``neighbouring`` its relation."""
 
@@ -49,6 +105,10 @@ class Mechanism:
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
+
+    def work(self, alpha: NDArray[np.float64]) -> float:
+        """Estimated cost of ``rdp(alpha)`` in the units of WORK_MAX (closed forms: next to nothing)."""
+        return 0.01 * float(np.size(alpha))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mechanism) and self.key == other.key
@@ -133,6 +193,9 @@ class PoissonGaussian(Mechanism):
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(self._f(alpha, self.sigma, self.q))
 
+    def work(self, alpha: NDArray[np.float64]) -> float:
+        return poisson_work(alpha, self.sigma, self.q, self.mode == "compat")
+
     def __repr__(self) -> str:
         return f"PoissonGaussian(sigma={self.sigma!r}, q={self.q!r}, mode={self.mode!r})"
 
@@ -214,6 +277,13 @@ class _IntegerTable(Mechanism):
         """For the compiled path: NaN (no base clamp), the base Gaussian's sigma, or None (a base
         only Python can evaluate)."""
         return math.nan
+
+    def work(self, alpha: NDArray[np.float64]) -> float:
+        # the integer orders beyond the table, O(order) each (those in it cost nothing)
+        a = np.asarray(alpha, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            need = np.unique(np.ceil(a[np.isfinite(a) & (a >= self._table.shape[0] - 1)]))
+        return wor_work(need) + 0.01 * float(a.size)
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         a = np.asarray(alpha, dtype=np.float64)
