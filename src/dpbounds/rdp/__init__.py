@@ -50,10 +50,6 @@ from dpbounds.rdp._hybrid_clipping import (
 from dpbounds.rdp._mechanisms import (
     _BOUNDS,
     _QUAD_MAX_NODES,
-    _quad_nodes,
-    check_work,
-    poisson_work,
-    wor_work,
     Custom,
     Gaussian,
     Laplace,
@@ -62,6 +58,10 @@ from dpbounds.rdp._mechanisms import (
     RandomizedResponse,
     SubsampledGaussianWOR,
     SubsampledWOR,
+    _quad_nodes,
+    check_work,
+    poisson_work,
+    wor_work,
 )
 from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 
