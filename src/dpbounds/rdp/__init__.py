@@ -159,7 +159,10 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
                             "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, gamma=gamma)
     if np.any(a[np.isfinite(a)] > 1e6):
         raise DPBoundsError("alpha must be <= 1e6 (or inf)")
-    check_work("alpha", wor_work(np.broadcast_arrays(a, s, g)[0]), f"{np.broadcast(a, s, g).size:,} order evaluations")
+    # the orders as given (a is broadcast with sigma and gamma): each is repeated n / a0.size times
+    a0 = np.asarray(alpha, dtype=np.float64)
+    n = a.size
+    check_work("alpha", wor_work(a0) * (n / max(a0.size, 1)), f"{n:,} order evaluations")
     return V.scalar_or_array(_kernels.wor_gaussian(a, s, g, _BOUNDS[b]))
 
 
