@@ -51,12 +51,29 @@ static int upper_prepare(double g, const double *eps, double eps_inf, upper_pre 
     return 0;
 }
 
+/* upper_sum's tail cut, for the Gaussian base (eps[j] = fl(j r), eps_inf = inf, lfact tabulated).
+ *
+ * Each computed term is at most B(j) + E, with B(j) = j lg + log C(a, j) + (j - 1) eps[j] + ln 2 (the
+ * Pearson-Vajda entry only lowers it) and E the rounding of a few operations and of the lgamma
+ * table, below 1e-12 of mag = a |lg| + 4 lgamma(a + 1) + a^2 r + 1.  B(j + 1) - B(j) =
+ * lg + log((a - j)/(j + 1)) + j eps[j+1] - (j - 1) eps[j] <= D_j = lg + log((a - j)/(j + 1)) + 2 a r
+ * (+ 2 a^2 r u), and D_j decreases in j.  So once D_j <= 0 (with room for its own rounding, from the
+ * same table) B is non-increasing from j on, and once a term is also e^38 below the running
+ * maximum with room for 2E, every later term is one dpb_lse_add skips: stopping there gives the same
+ * double. */
 static double upper_sum(long a, const upper_pre *p, const double *eps, const double *logd,
-                        const double *lfact)
+                        const double *lfact, double r)
 {
-    double lg = p->lg, lem = p->lem, t, f9;
+    double lg = p->lg, lem = p->lem, t, f9, tl = 0.0, dl = 0.0, two_ar = 0.0;
     long j;
+    int cut = lfact != NULL && r > 0.0 && r < 1e100 && lem == DPB_INF && lg > -DPB_INF;
     dpb_lse acc;
+    if (cut) {
+        double mag = (double)a * fabs(lg) + 4.0 * lfact[a] + (double)a * (double)a * r + 1.0;
+        tl = DPB_LSE_NEGLIGIBLE - 2e-12 * mag - 1e-9;
+        dl = -(1e-12 * mag + 1e-12);
+        two_ar = 2.0 * (double)a * r;
+    }
     dpb_lse_init(&acc);
     dpb_lse_add(&acc, 2.0 * lg + dpb_lbinom_int(a, 2, lfact) + p->c2);       /* j = 2 */
     for (j = 3; j <= a; j++) {
@@ -72,6 +89,9 @@ static double upper_sum(long a, const upper_pre *p, const double *eps, const dou
         }
         t = (double)j * lg + dpb_lbinom_int(a, j, lfact) + f9;
         dpb_lse_add(&acc, t);
+        if (cut && j < a && t < acc.m + tl
+            && lg + (lfact[a - j] - lfact[a - j - 1]) - (lfact[j + 1] - lfact[j]) + two_ar <= dl)
+            break;
     }
     return finish_upper(a, dpb_lse_value(&acc), eps[a], p->sub);
 }
@@ -84,7 +104,7 @@ static double upper_int(long a, double g, const double *eps, double eps_inf,
     if (g == 0.0) return 0.0;
     if (g == 1.0) return eps[a];
     if (upper_prepare(g, eps, eps_inf, &p) != 0) return DPB_NAN;
-    return upper_sum(a, &p, eps, logd, lfact);
+    return upper_sum(a, &p, eps, logd, lfact, DPB_NAN);
 }
 
 double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf,
@@ -312,7 +332,9 @@ static double gauss_int(long a, double sigma, double gamma, int bound, dpb_rdp_w
     {
         upper_pre p;
         p.lg = w->pre_lg; p.lem = w->pre_lem; p.c2 = w->pre_c2; p.sub = w->pre_sub;
-        return upper_sum(a, &p, w->eps, bound == DPB_WOR_IMPROVED ? w->logd : NULL, w->lfact);
+        /* the r that work_gauss built eps[] from: the Gaussian's tail cut applies */
+        return upper_sum(a, &p, w->eps, bound == DPB_WOR_IMPROVED ? w->logd : NULL, w->lfact,
+                         0.5 / sigma / sigma);
     }
 }
 
