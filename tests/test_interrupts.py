@@ -99,7 +99,8 @@ LONG_CALLS = {
                     "_kernels.pv_logd(ls)"),
     # Python-level loops around short compiled calls (signals land between bytecodes); kept
     # here so that a future single long call inside them is caught
-    "rdp accountant small sigma": ("from dpbounds import rdp; o = np.linspace(1.01, 200, 40_000)",
+    # (1500 orders: ~15 s of quadrature, under the work limit that refuses 40,000 of them at once)
+    "rdp accountant small sigma": ("from dpbounds import rdp; o = np.linspace(1.01, 200, 1_500)",
                                    "rdp.RDPAccountant(orders=o).compose(rdp.PoissonGaussian(0.02, 0.01), 10).get_epsilon(1e-5)"),
     "poisson accountant fine lattice": ("", "dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=1e-2, "
                                             "steps=10000, tolerance=1e-6, max_lattice=2**24).get_epsilon(1e-5)"),

@@ -178,3 +178,9 @@ cdef extern from "dpb_rdp_convert.h" nogil:
         DPB_CONV_IMPROVED
     double dpb_rdp_eps_objective(double alpha, double rdp, double delta, int conversion)
     double dpb_rdp_logdelta_objective(double alpha, double rdp, double eps, int conversion)
+
+cdef extern from "dpb_rdp_outward.h" nogil:
+    double dpb_rdp_eps_up(double alpha, double rdp, double delta, int conversion)
+    double dpb_rdp_logdelta_up(double alpha, double rdp, double eps, int conversion)
+    double dpb_rdp_delta_up(double alpha, double rdp, double eps, int conversion)
+    double dpb_rdp_exp_up(double x)

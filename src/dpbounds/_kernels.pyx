@@ -327,6 +327,49 @@ def wor_table(eps_table, double eps_inf, gamma, long bound):
     return out.reshape(g.shape + (m,))
 
 
+def table_interp(alpha, table, double sigma, double at_inf):
+    """An integer-order RDP table at real orders (Corollary 10), in one pass.
+
+    ``alpha``: float64 orders with ceil(alpha) < len(table) where finite (the caller checks).
+    A finite order gives dpb_rdp_interp(alpha, table[lo], table[hi]) with lo, hi = floor, ceil
+    of alpha clipped at 2, then numpy's minimum with the Gaussian's alpha / (2 sigma^2) unless
+    sigma is NaN; any other order gives ``at_inf``: the same doubles as the rdp_interp and
+    rdp_gaussian ufuncs and numpy's minimum and where, without their temporaries.
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    cdef const double[::1] av = np.ascontiguousarray(a).ravel()
+    cdef const double[::1] t = np.ascontiguousarray(table, dtype=np.float64)
+    out = np.empty(av.shape[0], dtype=np.float64)
+    cdef double[::1] ov = out
+    cdef Py_ssize_t i, n = av.shape[0], m = t.shape[0]
+    cdef long lo, hi
+    cdef double x, v, b
+    cdef bint base = not isnan(sigma)
+    for i in range(n):
+        x = av[i]
+        if not (x == x) or isinf(x):
+            ov[i] = at_inf
+            continue
+        if x < 1.0:                    # below the orders: NaN, as rdp_interp and rdp_gaussian give
+            ov[i] = NAN
+            continue
+        lo = <long>floor(x)
+        hi = lo if x == <double>lo else lo + 1
+        if lo < 2:
+            lo = 2
+        if hi < 2:
+            hi = 2
+        if hi >= m:
+            raise ValueError("table_interp: order outside the table")
+        v = dpb_rdp_interp(x, t[lo], t[hi])
+        if base:
+            b = dpb_rdp_gaussian(x, sigma)
+            if not (v < b or v != v):   # numpy's minimum: the first if smaller or NaN
+                v = b
+        ov[i] = v
+    return out.reshape(a.shape)
+
+
 def pv_logd(logs):
     """log of the (padded) Pearson-Vajda forward differences D^l, even l, from log s_i."""
     cdef double[::1] ls = np.ascontiguousarray(logs, dtype=np.float64)

@@ -111,6 +111,7 @@ ROUNDS2 = Arg("rounds", C.INTEGER_GE_2)   # the central-limit curves need M - 1 
 A = Arg("a", C.CLOSED_UNIT)
 
 _COEF = (("simplified", "DPB_COEF_SIMPLIFIED"), ("exact", "DPB_COEF_EXACT"))
+_CONV = (("classic", "DPB_CONV_CLASSIC"), ("improved", "DPB_CONV_IMPROVED"))
 
 
 UFUNCS: tuple[UfuncSpec, ...] = tuple([
@@ -380,6 +381,28 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
           ("classic", "DPB_CONV_CLASSIC", "(alpha - 1)(rdp - eps), clipped at 0: the classic log delta at one order."),
           ("improved", "DPB_CONV_IMPROVED", "The improved log delta at one order (with the total-variation "
                                             "shortcut), clipped at 0."))],
+    # the conversions rounded towards the safe side (csrc/dpb_rdp_outward.h): what the validated
+    # conversions and the accountant evaluate
+    *[UfuncSpec(f"_rdp_eps_up_{v}", "dpb_rdp_eps_up",
+                (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("delta", C.OPEN_UNIT)),
+                f"The {v} RDP -> (eps, delta) objective at one order, never below its exact value and at "
+                "most 8 ulp of its largest term above (the objective dpbounds.rdp.epsilon minimises; "
+                "measured there).", (8.0, 0.5, 1e-5), fixed=(m,), choices=(("conversion", v),), group="rdp")
+      for v, m in _CONV],
+    *[UfuncSpec(f"_rdp_logdelta_up_{v}", "dpb_rdp_logdelta_up",
+                (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("eps", C.NONNEGATIVE)),
+                f"The {v} log delta at one order (clipped at 0), never below its exact value and at most "
+                "8 ulp of its largest term above (the objective dpbounds.rdp.delta minimises; measured "
+                "there).", (8.0, 0.5, 1.0), fixed=(m,), choices=(("conversion", v),), group="rdp")
+      for v, m in _CONV],
+    *[UfuncSpec(f"_rdp_delta_up_{v}", "dpb_rdp_delta_up",
+                (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("eps", C.NONNEGATIVE)),
+                f"The {v} delta at one order, never below its exact value (0 only where that is 0).",
+                (8.0, 0.5, 1.0), fixed=(m,), choices=(("conversion", v),), group="rdp")
+      for v, m in _CONV],
+    UfuncSpec("_rdp_exp_up", "dpb_rdp_exp_up", (Arg("x", C.ANY),),
+              "exp(x), never below the exact exponential (0 only at x = -inf), at most 1 for x <= 0.", (-1.0,),
+              group="rdp"),
     UfuncSpec("rdp_interp", "dpb_rdp_interp",
               (Arg("alpha", C.ORDER), Arg("eps_floor", C.NONNEGATIVE), Arg("eps_ceil", C.NONNEGATIVE)),
               "Interpolation of the cumulant generating function between floor(alpha) and ceil(alpha) "

@@ -8,6 +8,13 @@ STATUS_BITS: tuple[tuple[str, int, str], ...]
 
 _delta_bound_checked_exact: np.ufunc
 _delta_bound_checked_simplified: np.ufunc
+_rdp_delta_up_classic: np.ufunc
+_rdp_delta_up_improved: np.ufunc
+_rdp_eps_up_classic: np.ufunc
+_rdp_eps_up_improved: np.ufunc
+_rdp_exp_up: np.ufunc
+_rdp_logdelta_up_classic: np.ufunc
+_rdp_logdelta_up_improved: np.ufunc
 coef_exact: np.ufunc
 coef_simplified: np.ufunc
 compose_delta: np.ufunc

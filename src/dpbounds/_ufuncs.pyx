@@ -1639,6 +1639,212 @@ cdef void _loop_rdp_logdelta_objective_improved(char **args, cnp.npy_intp *dims,
         if i < n and dpb_watch_stop(&w):
             return
 
+cdef void _loop__rdp_eps_up_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreater(x2, 0.0) and isless(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_eps_up(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_eps_up_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreater(x2, 0.0) and isless(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_eps_up(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_logdelta_up_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_logdelta_up(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_logdelta_up_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_logdelta_up(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_delta_up_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_delta_up(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_delta_up_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_delta_up(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_exp_up(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            (<double *>p1)[0] = dpb_rdp_exp_up(x0)
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
 cdef void _loop_rdp_interp(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
     cdef cnp.npy_intp i = 0, end, n = dims[0]
     cdef char *p0 = args[0]
@@ -1672,9 +1878,9 @@ cdef void _loop_rdp_interp(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 
 
 # Registration: one float64 loop per ufunc (inputs are cast to double by numpy).
-cdef cnp.PyUFuncGenericFunction _funcs[56]
-cdef void *_no_data[56]
-cdef char _types[56][8]
+cdef cnp.PyUFuncGenericFunction _funcs[63]
+cdef void *_no_data[63]
+cdef char _types[63][8]
 _keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)
 
 cdef object _register(int k, int nin, int nout, tuple types, str name, str doc):
@@ -1851,8 +2057,29 @@ rdp_logdelta_objective_classic = _register(53, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DO
 _funcs[54] = <cnp.PyUFuncGenericFunction>_loop_rdp_logdelta_objective_improved
 rdp_logdelta_objective_improved = _register(54, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_logdelta_objective_improved',
     'The improved log delta at one order (with the total-variation shortcut), clipped at 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.\n    C function: dpb_rdp_logdelta_objective.\n    ')
-_funcs[55] = <cnp.PyUFuncGenericFunction>_loop_rdp_interp
-rdp_interp = _register(55, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_interp',
+_funcs[55] = <cnp.PyUFuncGenericFunction>_loop__rdp_eps_up_classic
+_rdp_eps_up_classic = _register(55, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_eps_up_classic',
+    'The classic RDP -> (eps, delta) objective at one order, never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.epsilon minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        delta: in the open interval (0, 1)\n    C function: dpb_rdp_eps_up.\n    ')
+_funcs[56] = <cnp.PyUFuncGenericFunction>_loop__rdp_eps_up_improved
+_rdp_eps_up_improved = _register(56, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_eps_up_improved',
+    'The improved RDP -> (eps, delta) objective at one order, never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.epsilon minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        delta: in the open interval (0, 1)\n    C function: dpb_rdp_eps_up.\n    ')
+_funcs[57] = <cnp.PyUFuncGenericFunction>_loop__rdp_logdelta_up_classic
+_rdp_logdelta_up_classic = _register(57, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_logdelta_up_classic',
+    'The classic log delta at one order (clipped at 0), never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.delta minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_logdelta_up.\n    ')
+_funcs[58] = <cnp.PyUFuncGenericFunction>_loop__rdp_logdelta_up_improved
+_rdp_logdelta_up_improved = _register(58, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_logdelta_up_improved',
+    'The improved log delta at one order (clipped at 0), never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.delta minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_logdelta_up.\n    ')
+_funcs[59] = <cnp.PyUFuncGenericFunction>_loop__rdp_delta_up_classic
+_rdp_delta_up_classic = _register(59, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_delta_up_classic',
+    'The classic delta at one order, never below its exact value (0 only where that is 0).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_delta_up.\n    ')
+_funcs[60] = <cnp.PyUFuncGenericFunction>_loop__rdp_delta_up_improved
+_rdp_delta_up_improved = _register(60, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_delta_up_improved',
+    'The improved delta at one order, never below its exact value (0 only where that is 0).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_delta_up.\n    ')
+_funcs[61] = <cnp.PyUFuncGenericFunction>_loop__rdp_exp_up
+_rdp_exp_up = _register(61, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_exp_up',
+    'exp(x), never below the exact exponential (0 only at x = -inf), at most 1 for x <= 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        x: any real number or NaN\n    C function: dpb_rdp_exp_up.\n    ')
+_funcs[62] = <cnp.PyUFuncGenericFunction>_loop_rdp_interp
+rdp_interp = _register(62, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_interp',
     'Interpolation of the cumulant generating function between floor(alpha) and ceil(alpha) (Corollary 10 of the subsampling-without-replacement analysis); alpha <= 2 gives eps_ceil.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        eps_floor: >= 0\n        eps_ceil: >= 0\n    C function: dpb_rdp_interp.\n    ')
 
 # Theorem 3.1 loops: dpb_t31_eval_n evaluates two points at a time (2-wide vector

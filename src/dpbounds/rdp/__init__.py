@@ -49,6 +49,7 @@ from dpbounds.rdp._hybrid_clipping import (
 )
 from dpbounds.rdp._mechanisms import (
     _BOUNDS,
+    _QUAD_MAX_NODES,
     Custom,
     Gaussian,
     Laplace,
@@ -57,6 +58,10 @@ from dpbounds.rdp._mechanisms import (
     RandomizedResponse,
     SubsampledGaussianWOR,
     SubsampledWOR,
+    _quad_nodes,
+    check_work,
+    poisson_work,
+    wor_work,
 )
 from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 
@@ -154,6 +159,10 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
                             "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, gamma=gamma)
     if np.any(a[np.isfinite(a)] > 1e6):
         raise DPBoundsError("alpha must be <= 1e6 (or inf)")
+    # the orders as given (a is broadcast with sigma and gamma): each is repeated n / a0.size times
+    a0 = np.asarray(alpha, dtype=np.float64)
+    n = a.size
+    check_work("alpha", wor_work(a0) * (n / max(a0.size, 1)), f"{n:,} order evaluations")
     return V.scalar_or_array(_kernels.wor_gaussian(a, s, g, _BOUNDS[b]))
 
 
@@ -235,20 +244,6 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     return V.scalar_or_array(out.reshape(a.shape))
 
 
-#: DPB_RDP_QUAD_MAX_NODES of csrc/dpb_rdp_poisson.h: the C core answers NaN above it
-_QUAD_MAX_NODES = 1e6
-
-
-def _quad_nodes(a: Any, s: Any) -> Any:
-    """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
-    # (sigma clipped at 10, where 0.9 pi sigma > 5 already: 0.9 pi sigma overflowed at sigma ~ 1.8e308)
-    d = np.minimum(0.9 * np.pi * np.minimum(s, 10.0), 5.0)
-    h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
-    # alpha / sigma beyond the doubles (sigma subnormal) is an inf count: over the cap, refused
-    with np.errstate(over="ignore"):
-        return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
-
-
 def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any:
     """RDP of the Poisson-subsampled Gaussian (rate q, add/remove neighbours; Mironov-Talwar-Zhang).
 
@@ -297,6 +292,7 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
             f"sigma must be larger for the fractional order alpha = {float(a.ravel()[i])!r} (got sigma = {float(s.ravel()[i])!r}): "
             f"the quadrature would need {float(_quad_nodes(a.ravel()[i], s.ravel()[i])):.3g} nodes "
             f"(cap {_QUAD_MAX_NODES:.0e}, cost ~ alpha/sigma^2); use integer orders")
+    check_work("alpha", poisson_work(a, s, qq, m == "compat"), f"{a.size:,} order evaluations")
     f = getattr(_ufuncs, f"rdp_poisson_gaussian_{m}")
     return V.scalar_or_array(f(a, s, qq))
 
