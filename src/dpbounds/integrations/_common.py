@@ -24,7 +24,7 @@ from dpbounds.accountant._poisson import PoissonPLD
 from dpbounds.accountant._poisson_accountant import PoissonAccountant
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
 
-__all__ = ["check_history", "check_entry", "gaussian_bracket", "HistoryFeed", "trailing_partial"]
+__all__ = ["check_history", "check_entry", "check_rounds_rate", "gaussian_bracket", "HistoryFeed", "trailing_partial"]
 
 #: Relative slack put around the closed-form Gaussian answers: above the relative error of 1e-13
 #: that gdp_epsilon (mu <= 50) and gdp_delta (mu >= 0.1) claim and test against mpmath.
@@ -45,13 +45,19 @@ def check_entry(entry: Any, i: int, name: str, random_allocation: bool) -> tuple
     q = V.check_rate(f"{name}[{i}] sample_rate", entry[1])
     n = V.check_count(f"{name}[{i}] num_steps", entry[2], minimum=1)
     if random_allocation:
-        try:
-            m = rounds_from_rate(q)
-        except DPBoundsError as exc:
-            raise DPBoundsError(f"{name}[{i}] sample_rate: {exc}") from None
-        if m > ROUNDS_MAX:
-            raise DPBoundsError(f"{name}[{i}] sample_rate must be >= 1e-9 (at most 1e9 steps per epoch), got {q!r}")
+        check_rounds_rate(q, f"{name}[{i}] sample_rate")
     return s, q, n
+
+
+def check_rounds_rate(q: float, name: str = "sample_rate") -> int:
+    """M for a random-allocation sample rate q = 1/M (M an integer in [2, 1e9]), or DPBoundsError naming it."""
+    try:
+        m = rounds_from_rate(q)
+    except DPBoundsError as exc:
+        raise DPBoundsError(f"{name}: {exc}") from None
+    if m > ROUNDS_MAX:
+        raise DPBoundsError(f"{name} must be >= 1e-9 (at most 1e9 steps per epoch), got {q!r}")
+    return m
 
 
 def check_history(value: Any, name: str = "history", *, random_allocation: bool = False) -> list[list[Any]]:

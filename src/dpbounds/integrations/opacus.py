@@ -31,7 +31,7 @@ from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._params import MAX_LATTICE_CAP
 from dpbounds.accountant._protocol import rounds_from_rate
-from dpbounds.integrations._common import HistoryFeed, check_history, trailing_partial
+from dpbounds.integrations._common import HistoryFeed, check_history, check_rounds_rate, trailing_partial
 from dpbounds.integrations.pytorch import RandomAllocationBatchSampler
 
 __all__ = [
@@ -117,7 +117,7 @@ class _DPBoundsAccountant(IAccountant):  # type: ignore[misc]
         s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
         q = V.check_rate("sample_rate", sample_rate)
         if self._kind == "random_allocation":
-            rounds_from_rate(q)
+            check_rounds_rate(q)
         e = self._entries
         if e and e[-1][0] == s and e[-1][1] == q:
             e[-1][2] += 1
@@ -431,7 +431,7 @@ class DPBoundsRandomAllocationAccountant(_DPBoundsAccountant):
         checking it against the attached sampler.
         """
         q = V.check_rate("sample_rate", sample_rate)
-        rounds_from_rate(q)
+        check_rounds_rate(q)
         self._hook_rate = q
         if self._link is not None:
             self._link.invalidate()
