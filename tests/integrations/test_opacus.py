@@ -17,6 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed (the Opacus integration needs it)")
 opacus = pytest.importorskip("opacus", reason="opacus is not installed (pip install 'dpbounds[opacus]')")
+torch.set_num_threads(1)  # tiny models: threads only contend for the cores
 
 from opacus import PrivacyEngine  # noqa: E402
 from opacus.accountants import create_accountant, register_accountant  # noqa: E402

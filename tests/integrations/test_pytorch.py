@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed (the PyTorch integration needs it)")
+torch.set_num_threads(1)  # tiny models: threads only contend for the cores
 
 from dpbounds import DPBoundsError  # noqa: E402
 from dpbounds.integrations.pytorch import RandomAllocationBatchSampler  # noqa: E402

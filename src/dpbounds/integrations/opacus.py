@@ -215,13 +215,17 @@ class _DPBoundsAccountant(IAccountant):  # type: ignore[misc]
 
         def hook(optim: Any) -> None:
             k = optim.accumulated_iterations
+            s = optim.noise_multiplier
+            if k == 1 and s.__class__ is float and s == self._last_s and q == self._last_q:
+                self._entries[-1][2] += 1  # step()'s fast path, inline: the training loop's common case
+                return
             if k != 1:
                 raise DPBoundsError(
                     f"{k} batches were accumulated into one optimizer step: {self.mechanism()} accounts "
                     "each step as one Poisson sample at the loader's sample rate, and a union of Poisson "
                     "samples is not one (an example can be in several).  Use BatchMemoryManager to split "
                     "large batches (one step per logical batch), or a larger batch size")
-            step(noise_multiplier=optim.noise_multiplier, sample_rate=q)
+            step(noise_multiplier=s, sample_rate=q)
 
         return hook
 
@@ -447,7 +451,11 @@ class DPBoundsRandomAllocationAccountant(_DPBoundsAccountant):
                     "poisson_sampling=False) on DataLoader(dataset, batch_sampler=sampler); Opacus' default "
                     "Poisson loader goes with accountant='dpbounds_poisson'")
             link.advance(k)
-            step(noise_multiplier=optim.noise_multiplier, sample_rate=q if k == 1 else q * k)
+            s = optim.noise_multiplier
+            if k == 1 and s.__class__ is float and s == self._last_s and q == self._last_q:
+                self._entries[-1][2] += 1  # step()'s fast path, inline
+                return
+            step(noise_multiplier=s, sample_rate=q if k == 1 else q * k)
 
         return hook
 
