@@ -101,7 +101,7 @@ def test_step_hook_cost():
             real[name].append(_best(hook, o))
             alone[name].append(_best(hook, stub))
         real["accumulated_iterations"].append(_best(bare, hooks["prv"][1]))
-    for name, (_, _, acc) in hooks.items():
+    for _, _, acc in hooks.values():
         assert sum(n for _, _, n in acc.history) > 200_000  # every call was accounted
     best_real = {k: min(v) for k, v in real.items()}
     best_alone = {k: min(v) for k, v in alone.items()}
