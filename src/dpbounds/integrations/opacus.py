@@ -3,13 +3,13 @@
 Importing this module registers three Opacus accountants (``opacus.accountants.register_accountant``),
 so ``PrivacyEngine(accountant=name)`` and ``get_noise_multiplier(accountant=name)`` take them:
 
-==============================  ===========================================  =================================
-name                            class                                        batches it accounts
-==============================  ===========================================  =================================
-``"dpbounds_random_allocation"``  :class:`DPBoundsRandomAllocationAccountant`  :class:`RandomAllocationBatchSampler`
-``"dpbounds_poisson"``            :class:`DPBoundsPoissonAccountant`           Opacus' Poisson loader (the default)
-``"dpbounds_rdp"``                :class:`DPBoundsRDPAccountant`               Opacus' Poisson loader (the default)
-==============================  ===========================================  =================================
+* ``"dpbounds_random_allocation"``: :class:`DPBoundsRandomAllocationAccountant`, for batches of a
+  :class:`RandomAllocationBatchSampler` (``make_private(..., poisson_sampling=False)``);
+* ``"dpbounds_poisson"``: :class:`DPBoundsPoissonAccountant` (exact PLD), for Opacus' default
+  Poisson loader;
+* ``"dpbounds_rdp"``: :class:`DPBoundsRDPAccountant` (Rényi DP), for the same loader.
+
+A shuffled loader with fixed-size batches is covered by none of them.
 
 :func:`make_private_random_allocation` builds the private module, optimizer and
 random-allocation data loader in one call, with the noise multiplier calibrated to a target
@@ -87,6 +87,7 @@ class _DPBoundsAccountant(IAccountant):  # type: ignore[misc]
 
         Assigning a list replaces the history (Opacus' ``get_noise_multiplier`` does); it is
         validated first, and a bad entry raises :class:`~dpbounds.DPBoundsError` naming it.
+        Changing the returned list changes nothing: assign, or record steps with :meth:`step`.
         """
         return [(s, q, n) for s, q, n in self._entries]
 
@@ -364,8 +365,10 @@ class DPBoundsRandomAllocationAccountant(_DPBoundsAccountant):
 
     Noise multipliers outside the exact accountant's range [0.3, 20] (Opacus'
     ``get_noise_multiplier`` tries 20, 40, ... and small ones): above 20 they are accounted at 20
-    (an upper bound); below 0.3 the history is bounded without amplification (an upper bound;
-    :class:`~dpbounds.PrecisionWarning`).  See ``dpbounds.integrations._common.HistoryFeed``.
+    (an upper bound: more noise is a post-processing of less); below 0.3 the whole history is
+    bounded without the amplification by random allocation, each epoch being at most one Gaussian
+    release (an upper bound, with a :class:`~dpbounds.PrecisionWarning`).  Both brackets have
+    lower end 0.
     """
 
     _mechanism = "dpbounds_random_allocation"
