@@ -37,43 +37,56 @@ _SIGMA_RANGE = {"random_allocation": (0.3, 20.0), "poisson": (0.05, 1e4), "witho
 class _Setting:
     """A DP-SGD run: sampling scheme, accountant, sizes and length (validated once)."""
 
-    def __init__(self, sampling: str, accountant: str, dataset_size: int, batch_size: int,
-                 epochs: float | None, steps: int | None, tolerance: float) -> None:
+    def __init__(self, sampling: str, accountant: str, dataset_size: int | None, batch_size: int | None,
+                 epochs: float | None, steps: int | None, tolerance: float,
+                 sample_rate: float | None = None) -> None:
         self.sampling = V.check_choice("sampling", sampling, _SAMPLINGS)
         self.accountant = V.check_choice("accountant", accountant, ("exact", "rdp"))
         if self.sampling == "random_allocation" and self.accountant != "exact":
             raise DPBoundsError("sampling='random_allocation' has the exact accountant only (accountant='exact')")
         if self.sampling == "without_replacement" and self.accountant != "rdp":
             raise DPBoundsError("sampling='without_replacement' has no exact accountant in dpbounds: use accountant='rdp'")
-        self.N = V.check_count("dataset_size", dataset_size, minimum=2)
-        self.B = V.check_count("batch_size", batch_size, minimum=1, maximum=self.N)
+        if sample_rate is not None:
+            # what Opacus users have (get_noise_multiplier's arguments): the rate itself
+            if dataset_size is not None or batch_size is not None:
+                raise DPBoundsError("give sample_rate, or dataset_size and batch_size, not both")
+            q = V.check_rate("sample_rate", sample_rate)
+            if self.sampling == "random_allocation":
+                from dpbounds.accountant._protocol import rounds_from_rate
+
+                self.M = rounds_from_rate(q)
+                q = 1.0 / self.M
+            self.rate = q
+        else:
+            if dataset_size is None or batch_size is None:
+                raise DPBoundsError("give dataset_size and batch_size (or sample_rate)")
+            self.N = V.check_count("dataset_size", dataset_size, minimum=2)
+            self.B = V.check_count("batch_size", batch_size, minimum=1, maximum=self.N)
+            if self.sampling == "random_allocation":
+                self.M = self.N // self.B
+                if self.M < 2:
+                    raise DPBoundsError(f"dataset_size // batch_size must be >= 2, got {self.N} // {self.B}")
+                self.rate = 1.0 / self.M
+            else:
+                self.rate = self.B / self.N
         if (epochs is None) == (steps is None):
             raise DPBoundsError("give exactly one of epochs and steps")
         self.epochs = None if epochs is None else V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
         self.steps_arg = None if steps is None else V.check_count("steps", steps, minimum=1)
         self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
-        if self.sampling == "random_allocation":
-            self.M = self.N // self.B
-            if self.M < 2:
-                raise DPBoundsError(f"dataset_size // batch_size must be >= 2, got {self.N} // {self.B}")
-            self.rate = 1.0 / self.M
-            if self.steps_arg is not None:
-                self.steps = self.steps_arg
-            else:
-                assert self.epochs is not None
-                if self.epochs != int(self.epochs):
-                    raise DPBoundsError(f"epochs must be a whole number for random allocation, got {self.epochs!r} "
-                                     "(give steps for a partial epoch)")
-                self.steps = int(self.epochs) * self.M
+        if self.steps_arg is not None:
+            self.steps = self.steps_arg
+        elif self.sampling == "random_allocation":
+            assert self.epochs is not None
+            if self.epochs != int(self.epochs):
+                raise DPBoundsError(f"epochs must be a whole number for random allocation, got {self.epochs!r} "
+                                    "(give steps for a partial epoch)")
+            self.steps = int(self.epochs) * self.M
         else:
-            self.rate = self.B / self.N
-            if self.steps_arg is not None:
-                self.steps = self.steps_arg
-            else:
-                assert self.epochs is not None
-                self.steps = int(self.epochs / self.rate)
-                if self.steps < 1:
-                    raise DPBoundsError(f"epochs / sample_rate gives no step: {self.epochs} / {self.rate}")
+            assert self.epochs is not None
+            self.steps = int(self.epochs / self.rate)
+            if self.steps < 1:
+                raise DPBoundsError(f"epochs / sample_rate gives no step: {self.epochs} / {self.rate}")
 
     def epsilon(self, sigma: float, delta: float) -> float:
         """Certified epsilon(delta) (upper end) of this run at noise multiplier sigma."""
@@ -192,10 +205,10 @@ def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_li
     return x_bad, x_ok
 
 
-def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size: int, batch_size: int,
-                    epochs: float | None = None, steps: int | None = None,
+def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size: int | None = None,
+                    batch_size: int | None = None, epochs: float | None = None, steps: int | None = None,
                     sampling: str = "random_allocation", accountant: str = "exact",
-                    rtol: float = 1e-3, tolerance: float = 2e-3) -> float:
+                    rtol: float = 1e-3, tolerance: float = 2e-3, sample_rate: float | None = None) -> float:
     """The smallest noise multiplier whose certified epsilon(target_delta) is at most ``target_epsilon``.
 
     Parameters
@@ -204,8 +217,14 @@ def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size:
         The privacy target (epsilon > 0, 0 < delta < 1).
     dataset_size, batch_size : int
         N and B (random allocation: M = N // B steps per epoch; Poisson/without replacement:
-        sample rate B / N).
+        sample rate B / N).  Or give ``sample_rate`` instead.
     epochs, steps : exactly one of them.
+        Random allocation: E whole epochs are E * M steps.  Poisson and without replacement:
+        steps = int(epochs / sample_rate) (Opacus' rule).
+    sample_rate : float, optional
+        Instead of ``dataset_size`` and ``batch_size``, as in Opacus' ``get_noise_multiplier``
+        (what ``1 / len(data_loader)`` gives): random allocation takes 1/M (M an integer >= 2);
+        Poisson the inclusion probability q; without replacement the ratio B / N.
     sampling : {"random_allocation", "poisson", "without_replacement"}
     accountant : {"exact", "rdp"}
         See the module docstring for which accountant serves which sampling scheme.
@@ -225,11 +244,16 @@ def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size:
     >>> s = calibrate_noise(3.0, 1e-5, dataset_size=60000, batch_size=256, epochs=10)
     >>> round(s, 2)
     0.68
+
+    The same run described as Opacus describes it (M = 60000 // 256 = 234 batches per epoch):
+
+    >>> calibrate_noise(3.0, 1e-5, sample_rate=1 / 234, epochs=10) == s
+    True
     """
     eps_t = V.check_scalar("target_epsilon", target_epsilon, V.Constraint.FINITE_POSITIVE)
     d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
     r = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
-    run = _Setting(sampling, accountant, dataset_size, batch_size, epochs, steps, tolerance)
+    run = _Setting(sampling, accountant, dataset_size, batch_size, epochs, steps, tolerance, sample_rate)
     lo_lim, hi_lim = _SIGMA_RANGE[run.sampling]
     log_t = math.log(eps_t)
 
@@ -419,20 +443,24 @@ def _largest_count(ok: Callable[[int], bool], start: int, lo_lim: int, hi_lim: i
 
 
 def calibrate_epochs(target_epsilon: float, target_delta: float, *, noise_multiplier: float,
-                     dataset_size: int, batch_size: int, sampling: str = "random_allocation",
-                     accountant: str = "exact", max_epochs: int = 10 ** 6, tolerance: float = 2e-3) -> int:
+                     dataset_size: int | None = None, batch_size: int | None = None,
+                     sampling: str = "random_allocation", accountant: str = "exact", max_epochs: int = 10 ** 6,
+                     tolerance: float = 2e-3, sample_rate: float | None = None) -> int:
     """The largest whole number of epochs whose certified epsilon(target_delta) is at most ``target_epsilon``.
 
     One more epoch exceeds the target (certified on both sides).  Raises ValueError if not even
-    one epoch meets it.  See :func:`calibrate_noise` for the parameters.
+    one epoch meets it.  See :func:`calibrate_noise` for the parameters (``sample_rate`` instead
+    of ``dataset_size`` and ``batch_size`` as there).
     """
     eps_t = V.check_scalar("target_epsilon", target_epsilon, V.Constraint.FINITE_POSITIVE)
     d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
     s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
 
     def ok(E: int) -> bool:
-        return _Setting(sampling, accountant, dataset_size, batch_size, E, None, tolerance).epsilon(s, d) <= eps_t
+        return _Setting(sampling, accountant, dataset_size, batch_size, E, None, tolerance,
+                        sample_rate).epsilon(s, d) <= eps_t
 
+    _Setting(sampling, accountant, dataset_size, batch_size, 1, None, tolerance, sample_rate)  # argument errors first
     return _largest_count(ok, 1, 1, V.check_count("max_epochs", max_epochs, minimum=1), "number of epochs")
 
 
