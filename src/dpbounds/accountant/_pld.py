@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds._errors import DPBoundsError, PrecisionWarning, warn
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._envelope import evaluate, refine
@@ -220,9 +219,8 @@ class RandomAllocationPLD:
             return eps, np.array([fn(float(e))[1] for e in eps])
         eps, d_up, gap = refine(lambda e: fn(e)[1], e_max, tol)
         if gap > tol:
-            warnings.warn(f"the trade-off lower bound is within {gap:.3g} of the envelope of its "
-                          f"supporting lines, not tol={tol:g} ({eps.size} eps points)",
-                          PrecisionWarning, stacklevel=3)
+            warn(f"the trade-off lower bound is within {gap:.3g} of the envelope of its "
+                 f"supporting lines, not tol={tol:g} ({eps.size} eps points)", PrecisionWarning)
         return eps, d_up
 
     def epsilon(self, delta: float) -> PrivacyBracket:
