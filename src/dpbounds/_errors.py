@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["DPBoundsError", "PrecisionWarning", "Status", "STATUS_BITS", "status_reasons", "describe_status",
+__all__ = ["DPBoundsError", "PrecisionWarning", "NoAnswer", "Status", "STATUS_BITS", "status_reasons", "describe_status",
            "warn", "numpy_warnings_at_caller"]
 
 
@@ -37,6 +37,16 @@ class DPBoundsError(ValueError):
 
 
 DPBoundsError.__module__ = "dpbounds"  # tracebacks show the public name, dpbounds.DPBoundsError
+
+
+class NoAnswer(DPBoundsError):
+    """The arguments are valid, but the question has no answer at them (a :class:`DPBoundsError`).
+
+    No noise multiplier up to the accountant's largest meets the target epsilon (the message
+    says the best epsilon reached), not even one epoch does, Theorem 3.1 does not apply at the
+    (sigma, M) asked about, ...  The command line exits with status 1 for it (no answer), not 2
+    (bad input).
+    """
 
 
 class PrecisionWarning(UserWarning):

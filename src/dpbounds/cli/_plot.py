@@ -5,7 +5,7 @@ import argparse
 from typing import Any, Callable
 
 from dpbounds.cli._numbers import count, real
-from dpbounds.cli._options import add_coefficient, add_json_flag
+from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma
 from dpbounds.cli._output import EXIT_OK, emit_json, writing
 
 __all__ = ["register", "add_output_options", "write_figure"]
@@ -102,7 +102,7 @@ def register(subparsers: Any) -> None:
                          epilog="example:\n  dpbounds plot tradeoff --sigma 1 --rounds 1e6\n"
                                 "  dpbounds plot tradeoff --sigma 1.1 --rounds 234 --epochs 10 -o e10.png")
     add_output_options(t, "tradeoff")
-    t.add_argument("--sigma", type=real, default=1.0, help="noise multiplier sigma")
+    add_sigma(t, "noise multiplier sigma", required=False, default=1.0)
     t.add_argument("--rounds", type=count, default=1_000_000, help="rounds per epoch M")
     t.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     add_coefficient(t)
@@ -114,7 +114,7 @@ def register(subparsers: Any) -> None:
                                      "the RDP moments accountant (same sigma and rate); certified brackets shaded.",
                          epilog="example:\n  dpbounds plot epsilon --sigma 1.1 --rounds 234 --epochs 1 10 100")
     add_output_options(e, "epsilon")
-    e.add_argument("--sigma", type=real, default=1.1, help="noise multiplier sigma")
+    add_sigma(e, "noise multiplier sigma", required=False, default=1.1)
     e.add_argument("--rounds", type=count, default=234, help="rounds per epoch M (Poisson rate 1/M)")
     e.add_argument("--delta", type=real, default=1e-5, help="target delta")
     e.add_argument("--epochs", type=count, nargs="+", default=[1, 2, 3, 5, 10, 20, 30, 50, 100],
