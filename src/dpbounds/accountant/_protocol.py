@@ -111,8 +111,10 @@ class PrivacyAccountant(abc.ABC):
         if not isinstance(state, dict) or state.get("mechanism") != self.mechanism:
             got = state.get("mechanism") if isinstance(state, dict) else type(state).__name__
             raise DPBoundsError(f"state must be a state_dict() of a {self.mechanism!r} accountant, got {got!r}")
-        if state.get("version") != _STATE_VERSION:
-            raise DPBoundsError(f"state version {state.get('version')!r} is not supported (expected {_STATE_VERSION})")
+        version = state.get("version")
+        # an int, not a bool: True == 1 in Python, but a state with version True is not ours
+        if type(version) is not int or version != _STATE_VERSION:
+            raise DPBoundsError(f"state version {version!r} is not supported (expected {_STATE_VERSION})")
         opts = state.get("options", {})
         if opts != self._options():
             raise DPBoundsError(f"state options {opts!r} differ from this accountant's {self._options()!r}")
