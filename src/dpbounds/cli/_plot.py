@@ -95,10 +95,12 @@ def register(subparsers: Any) -> None:
     r.set_defaults(func=_rounds)
 
     t = plots.add_parser("tradeoff", help="trade-off curves f(a): G_mu, Theorem 3.1, CLT, Edgeworth, exact",
-                         description="The trade-off curve f(a) of E epochs of random allocation and its gap "
-                                     "1 - a - f(a): G_mu with the asymptotic mu, Theorem 3.1's lower bound, the "
-                                     "CLT and Edgeworth approximations (one epoch) and the exact curve (E > 1: "
-                                     "the exact accountant's certified lower bound), sampled adaptively.",
+                         description="The trade-off curves f(a) of E epochs of random allocation, drawn so that "
+                                     "they differ: left their gaps 1 - a - f(a) on a log scale, right their "
+                                     "differences from the exact curve on a symmetric log scale.  G_mu with the "
+                                     "asymptotic mu, Theorem 3.1's lower bound, the CLT and Edgeworth "
+                                     "approximations (one epoch) and the exact curve (E > 1: the exact "
+                                     "accountant's certified lower bound), sampled adaptively.",
                          epilog="example:\n  dpbounds plot tradeoff --sigma 1 --rounds 1e6\n"
                                 "  dpbounds plot tradeoff --sigma 1.1 --rounds 234 --epochs 10 -o e10.png")
     add_output_options(t, "tradeoff")
@@ -111,7 +113,8 @@ def register(subparsers: Any) -> None:
     e = plots.add_parser("epsilon", help="epsilon against epochs: random allocation, Poisson (exact) and RDP",
                          description="epsilon(delta) against epochs for random allocation (exact accountant, M "
                                      "rounds per epoch), Poisson subsampling (exact accountant, rate 1/M) and "
-                                     "the RDP moments accountant (same sigma and rate); certified brackets shaded.",
+                                     "the RDP moments accountant (same sigma and rate); below, each exact "
+                                     "accountant's certified bracket relative to its upper end.",
                          epilog="example:\n  dpbounds plot epsilon --sigma 1.1 --rounds 234 --epochs 1 10 100")
     add_output_options(e, "epsilon")
     add_sigma(e, "noise multiplier sigma", required=False, default=1.1)
