@@ -212,3 +212,18 @@ def test_calibrate_unreachable_target_says_the_best_epsilon(capsys):
     code, out, _ = run(capsys, "--json", "calibrate", "--target-epsilon", "0.001", "--delta", "1e-5",
                        "--dataset-size", "60000", "--batch-size", "256", "--epochs", "10")
     assert code == 1 and json.loads(out)["sigma"] is None and "reachable" in json.loads(out)["reason"]
+
+
+def test_option_names_replace_only_parameter_names():
+    import argparse
+
+    from dpbounds.cli._options import in_flags
+
+    ns = argparse.Namespace(sigma=1.0, a=[0.5], rounds=10, delta=1e-5, _typed_flags={"sigma": "--noise-multiplier"})
+    assert in_flags("noise_multiplier must be in [0.3, 20.0], got 0.1", ns) == \
+        "--noise-multiplier must be in [0.3, 20.0], got 0.1"
+    assert in_flags("axis sigma: a log axis needs start > 0", ns) == "axis sigma: a log axis needs start > 0"
+    assert in_flags("a must be in [0, 1], got 2.0", ns) == "--a must be in [0, 1], got 2.0"
+    assert in_flags("rounds_per_epoch=5 contradicts it; delta must be < 1", ns) == \
+        "--rounds 5 contradicts it; --delta must be < 1"
+    assert in_flags("M is fine", ns, {"rounds": "M = N // B"}) == "M is fine"

@@ -71,9 +71,10 @@ def in_flags(message: str, args: argparse.Namespace, extra: Mapping[str, str] | 
     if not names:
         return message
     alternatives = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
-    # a name that starts the message ("sigma must be ...") or the text after "; ", or that is
-    # quoted with its value ("rounds_per_epoch=5 contradicts ...")
-    lead = re.compile(rf"(^|; |: )({alternatives})(?=[ :,]|$)")
+    # a name that starts the message or a clause after "; " as its subject ("sigma must be ...",
+    # "sigma: a grid of ..."), or that is quoted with its value ("rounds_per_epoch=5 contradicts"):
+    # never a word of the prose ("axis sigma: a log axis ..." keeps its "a")
+    lead = re.compile(rf"(^|; )({alternatives})(?= must\b| is\b|:|,|$)")
     keyed = re.compile(rf"(?<![\w-])({alternatives})=")
 
     def lead_sub(m: re.Match[str]) -> str:
