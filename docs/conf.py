@@ -64,7 +64,9 @@ if importlib.util.find_spec("sphinx-mathjax-offline") is not None:
 
 html_theme = "furo"
 html_title = f"dpbounds {release}"
-html_static_path: list[str] = []
+# docs/_static/dpbounds.css: wide tables and long code lines wrap inside the content column
+html_static_path = ["_static"]
+html_css_files = ["dpbounds.css"]
 html_show_sourcelink = False
 
 nitpicky = False

@@ -75,8 +75,10 @@ def test_errors_name_the_parameter():
         calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=B, epochs=1, sampling="shuffle")
     with pytest.raises(ValueError, match="batch_size"):
         calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=N + 1, epochs=1)
-    with pytest.raises(ValueError, match="whole number"):
-        calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=B, epochs=1.5)
+    with pytest.raises(ValueError, match="epochs"):
+        calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=B, epochs=1e308)
+    # a fractional epoch count is floor(E M) steps, the partial epoch accounted as such (one rule)
+    assert _Setting("random_allocation", "exact", N, B, 1.5, None, 2e-3).steps == (3 * (N // B)) // 2
 
 
 def test_sigma_guess_starts_near_the_answer():

@@ -6,8 +6,9 @@ module-level ``__getattr__`` this factory builds.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
+
+from dpbounds._errors import warn
 
 __all__ = ["RENAMED", "renamed_getattr"]
 
@@ -26,8 +27,7 @@ def renamed_getattr(module: str, namespace: dict[str, Any], names: tuple[str, ..
     def __getattr__(name: str) -> Any:
         if name in names:
             new = RENAMED[name]
-            warnings.warn(f"{module}.{name} is deprecated; use {module}.{new} (the same function)",
-                          DeprecationWarning, stacklevel=2)
+            warn(f"{module}.{name} is deprecated; use {module}.{new} (the same function)", DeprecationWarning)
             return namespace[new]
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return __getattr__

@@ -8,10 +8,11 @@ of batch size for the counts) exceeds it.
 Sampling schemes and the accountant each uses:
 
 * ``"random_allocation"``: each example in one uniformly chosen step of every epoch
-  (:func:`dpbounds.sampling.random_allocation`); M = dataset_size // batch_size steps per epoch;
+  (:func:`dpbounds.sampling.random_allocation`); M = dataset_size // batch_size steps per epoch,
+  steps = floor(epochs * M) (:func:`dpbounds.sampling.random_allocation_steps`);
   ``accountant="exact"`` (:class:`~dpbounds.RandomAllocationAccountant`), the only one available.
 * ``"poisson"``: each example in each step independently with rate batch_size / dataset_size;
-  steps = int(epochs / rate) (Opacus' rule); ``"exact"`` (:class:`~dpbounds.PoissonAccountant`)
+  steps = floor(epochs / rate) (Opacus' rule, :func:`dpbounds.sampling.poisson_steps`); ``"exact"`` (:class:`~dpbounds.PoissonAccountant`)
   or ``"rdp"`` (:class:`~dpbounds.rdp.RDPAccountant`).
 * ``"without_replacement"``: fixed-size batches drawn without replacement, replace-one neighbours
   (sensitivity 2C, so the RDP bound is taken at noise multiplier / 2); ``"rdp"`` only.
@@ -26,7 +27,8 @@ import warnings
 from typing import Callable
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds._errors import DPBoundsError, NoAnswer, PrecisionWarning
+from dpbounds.sampling import MAX_STEPS, poisson_steps, random_allocation_steps
 
 __all__ = ["calibrate_noise", "calibrate_epochs", "calibrate_batch_size"]
 
@@ -60,7 +62,8 @@ class _Setting:
         else:
             if dataset_size is None or batch_size is None:
                 raise DPBoundsError("give dataset_size and batch_size (or sample_rate)")
-            self.N = V.check_count("dataset_size", dataset_size, minimum=2)
+            # counts beyond 2^53 are not held exactly by the doubles every accountant computes with
+            self.N = V.check_count("dataset_size", dataset_size, minimum=2, maximum=MAX_STEPS)
             self.B = V.check_count("batch_size", batch_size, minimum=1, maximum=self.N)
             if self.sampling == "random_allocation":
                 self.M = self.N // self.B
@@ -72,21 +75,16 @@ class _Setting:
         if (epochs is None) == (steps is None):
             raise DPBoundsError("give exactly one of epochs and steps")
         self.epochs = None if epochs is None else V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
-        self.steps_arg = None if steps is None else V.check_count("steps", steps, minimum=1)
+        self.steps_arg = None if steps is None else V.check_count("steps", steps, minimum=1, maximum=MAX_STEPS)
         self.tolerance = V.check_scalar("tolerance", tolerance, V.Constraint.OPEN_UNIT)
         if self.steps_arg is not None:
             self.steps = self.steps_arg
         elif self.sampling == "random_allocation":
             assert self.epochs is not None
-            if self.epochs != int(self.epochs):
-                raise DPBoundsError(f"epochs must be a whole number for random allocation, got {self.epochs!r} "
-                                    "(give steps for a partial epoch)")
-            self.steps = int(self.epochs) * self.M
+            self.steps = random_allocation_steps(self.epochs, self.M)
         else:
             assert self.epochs is not None
-            self.steps = int(self.epochs / self.rate)
-            if self.steps < 1:
-                raise DPBoundsError(f"epochs / sample_rate gives no step: {self.epochs} / {self.rate}")
+            self.steps = poisson_steps(self.epochs, self.rate)
 
     def epsilon(self, sigma: float, delta: float) -> float:
         """Certified epsilon(delta) (upper end) of this run at noise multiplier sigma."""
@@ -141,7 +139,8 @@ class _Setting:
 
 
 def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_lim: float,
-                    rtol: float, name: str, step0: float = 1.1) -> tuple[float, float]:
+                    rtol: float, name: str, step0: float = 1.1,
+                    at_limit: Callable[[float, float], str] | None = None) -> tuple[float, float]:
     """A bracket (x_bad, x_ok) of the root of g (decreasing in x), x_ok / x_bad - 1 <= rtol.
 
     g(x) > 0 at x_bad and <= 0 at x_ok; both are evaluated points.  Returns (nan, x_ok) when g
@@ -152,6 +151,8 @@ def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_li
     x0 = min(max(x0, lo_lim), hi_lim)
     g0 = g(x0)
     step = step0
+    if x0 >= hi_lim and g0 > 0:
+        raise NoAnswer(f"no {name} up to {hi_lim:g} meets the target" + (at_limit(x0, g0) if at_limit else ""))
     if g0 <= 0:  # feasible: walk down to an infeasible point
         x_ok, g_ok = x0, g0
         x = x0
@@ -170,7 +171,8 @@ def _bracket_search(g: Callable[[float], float], x0: float, lo_lim: float, hi_li
         x = x0
         while True:
             if x >= hi_lim:
-                raise DPBoundsError(f"no {name} up to {hi_lim:g} meets the target")
+                raise NoAnswer(f"no {name} up to {hi_lim:g} meets the target"
+                                        + (at_limit(x, gx) if at_limit else ""))
             x = min(x * step, hi_lim)
             gx = g(x)
             if gx <= 0:
@@ -290,7 +292,12 @@ def calibrate_noise(target_epsilon: float, target_delta: float, *, dataset_size:
             if g_ok <= 0 and g(bad) > 0:
                 return ok
             s_start, step0 = (bad if g_ok <= 0 else ok), 1.0 + 2.0 * r
-    x_bad, x_ok = _bracket_search(g, s_start, lo_lim, hi_lim, r, "noise multiplier", step0)
+    def at_limit(s: float, gs: float) -> str:
+        return (f": the smallest certified epsilon reachable is {math.exp(gs) * eps_t:.4g}, at noise multiplier "
+                f"{s:g} (the largest the {run.sampling.replace('_', ' ')} calibration searches), above "
+                f"target_epsilon={eps_t:g}")
+
+    x_bad, x_ok = _bracket_search(g, s_start, lo_lim, hi_lim, r, "noise multiplier", step0, at_limit)
     if math.isnan(x_bad):
         raise DPBoundsError(f"every noise multiplier down to {lo_lim:g} meets the target: it is not binding "
                          f"(epsilon at {lo_lim:g} is {run.epsilon(lo_lim, d):.4g})")
@@ -431,7 +438,7 @@ def _largest_count(ok: Callable[[int], bool], start: int, lo_lim: int, hi_lim: i
             else:
                 bad = n
                 if n == lo_lim:
-                    raise DPBoundsError(f"no {name} >= {lo_lim} meets the target")
+                    raise NoAnswer(f"no {name} >= {lo_lim} meets the target")
     assert good is not None and bad is not None
     while bad - good > 1:
         mid = (good + bad) // 2
@@ -456,12 +463,16 @@ def calibrate_epochs(target_epsilon: float, target_delta: float, *, noise_multip
     d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
     s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
 
+    # the most epochs whose steps a count still holds (2^53): a larger max_epochs is refused by name
+    one = _Setting(sampling, accountant, dataset_size, batch_size, 1, None, tolerance, sample_rate)  # argument errors first
+    cap = MAX_STEPS // one.M if one.sampling == "random_allocation" else int(MAX_STEPS * one.rate)
+    hi = V.check_count("max_epochs", max_epochs, minimum=1, maximum=max(cap, 1))
+
     def ok(E: int) -> bool:
         return _Setting(sampling, accountant, dataset_size, batch_size, E, None, tolerance,
                         sample_rate).epsilon(s, d) <= eps_t
 
-    _Setting(sampling, accountant, dataset_size, batch_size, 1, None, tolerance, sample_rate)  # argument errors first
-    return _largest_count(ok, 1, 1, V.check_count("max_epochs", max_epochs, minimum=1), "number of epochs")
+    return _largest_count(ok, 1, 1, hi, "number of epochs")
 
 
 def calibrate_batch_size(target_epsilon: float, target_delta: float, *, noise_multiplier: float,
@@ -472,7 +483,7 @@ def calibrate_batch_size(target_epsilon: float, target_delta: float, *, noise_mu
     eps_t = V.check_scalar("target_epsilon", target_epsilon, V.Constraint.FINITE_POSITIVE)
     d = V.check_scalar("target_delta", target_delta, V.Constraint.OPEN_UNIT)
     s = V.check_scalar("noise_multiplier", noise_multiplier, V.Constraint.FINITE_POSITIVE)
-    n = V.check_count("dataset_size", dataset_size, minimum=2)
+    n = V.check_count("dataset_size", dataset_size, minimum=2, maximum=MAX_STEPS)
     hi = n // 2 if sampling == "random_allocation" else n
 
     def ok(b: int) -> bool:

@@ -303,7 +303,10 @@ def _optimal_1(e: float, d: float, k: int, target: float) -> float:
     ls = _log_survive(d, k)
     if ls == -math.inf:
         return math.inf if target < 1.0 else 0.0
-    tau = -math.expm1(math.log1p(-target) - ls) if target < 1.0 else 1.0
+    # tau = 1 - (1 - target) / (1 - delta)^k; where (1 - delta)^k underflows next to 1 - target
+    # (x > 709) tau is hugely negative: no eps reaches the target (was an OverflowError at k = 2^70)
+    x = math.log1p(-target) - ls if target < 1.0 else -math.inf
+    tau = (-math.expm1(x) if x < 709.0 else -math.inf) if target < 1.0 else 1.0
     if tau < 0.0:
         return math.inf  # the mechanisms' own delta already exceeds the target
     if e == 0.0:

@@ -25,7 +25,7 @@ from dpbounds import (
     _kernels,  # type: ignore[attr-defined, unused-ignore]
     _ufuncs,  # type: ignore[attr-defined, unused-ignore]
 )
-from dpbounds._errors import DPBoundsError
+from dpbounds._errors import DPBoundsError, numpy_warnings_at_caller
 from dpbounds._validation import Constraint, as_float_array, check_choice, check_constraint, check_scalar
 
 __all__ = ["delta_bound_outer", "min_dataset_size_outer", "rounds_required_outer"]
@@ -268,7 +268,9 @@ def min_dataset_size_outer(sigma: Any, rounds: Any, clip_norm: float = 1.0, nois
     result = _output(out, (s.size, m.size), s, m)
     if s.size and m.size:
         # N grows with sigma and M, so it overflows somewhere iff at the largest pair: the
-        # ufunc evaluated there warns as the broadcast computation would (numpy's errstate)
-        _ufuncs.min_dataset_size(s.max(), m.max(), cn, nr)
+        # ufunc evaluated there warns as the broadcast computation would (numpy's errstate),
+        # at the caller's line
+        with numpy_warnings_at_caller("min_dataset_size"):
+            _ufuncs.min_dataset_size(s.max(), m.max(), cn, nr)
     _kernels.outer_min_dataset_size(s, m, cn, nr, result)
     return result

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError
+from dpbounds._errors import DPBoundsError, NoAnswer
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
 from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
@@ -238,7 +238,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         s, m, e = self._homogeneous()
         d = float(U.delta_bound_exact(s, m))
         if not math.isfinite(d):
-            raise DPBoundsError(
+            raise NoAnswer(
                 f"Theorem 3.1 does not apply at sigma={s}, rounds={m} "
                 "(condition (2) or M >= 3 / sigma >= sqrt(3/ln M) fails); use method='exact'")
         return float(U.compose_delta(d, float(e)))

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds._errors import DPBoundsError, PrecisionWarning, warn
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._envelope import evaluate, refine
@@ -220,9 +219,8 @@ class RandomAllocationPLD:
             return eps, np.array([fn(float(e))[1] for e in eps])
         eps, d_up, gap = refine(lambda e: fn(e)[1], e_max, tol)
         if gap > tol:
-            warnings.warn(f"the trade-off lower bound is within {gap:.3g} of the envelope of its "
-                          f"supporting lines, not tol={tol:g} ({eps.size} eps points)",
-                          PrecisionWarning, stacklevel=3)
+            warn(f"the trade-off lower bound is within {gap:.3g} of the envelope of its "
+                 f"supporting lines, not tol={tol:g} ({eps.size} eps points)", PrecisionWarning)
         return eps, d_up
 
     def epsilon(self, delta: float) -> PrivacyBracket:
@@ -275,12 +273,19 @@ class RandomAllocationPLD:
                               estimated=self._estimated(), note=note)
 
     def _raise_unbounded(self, d: float) -> None:
-        floor = (self._delta1(1e4)[1] if self.epochs == 1 else self._deltaE(1e4, self.lattice_spacing, self._last_span)[1])
+        low, floor = (self._delta1(1e4) if self.epochs == 1 else
+                      self._deltaE(1e4, self.lattice_spacing, self._last_span))
+        if low >= d:
+            raise DPBoundsError(
+                f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 1e4 (certified "
+                f"delta(1e4) >= {low:.3g}; sigma={self.sigma:g} gives almost no privacy over "
+                f"{self.epochs} epochs of {self.rounds:g} rounds)")
         if floor >= d:
             raise DPBoundsError(
                 f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
                 f"cannot go below {floor:.3g} here (numerical error of the law and the lattice); "
-                f"ask for delta >= {10 * floor:.1g}, or fewer epochs")
+                + (f"ask for delta >= {10 * floor:.1g}, or fewer epochs" if 10 * floor < 1 else
+                   "no delta below 1 can be certified at these parameters: use fewer epochs or more noise"))
         raise DPBoundsError(
             f"no finite epsilon can be certified at delta={d:g} for sigma={self.sigma:g}, "
             f"rounds={self.rounds:g}, epochs={self.epochs}: epsilon exceeds 1e4 (the loss lattice "

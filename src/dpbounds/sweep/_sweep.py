@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds._errors import DPBoundsError, PrecisionWarning, warn
 from dpbounds.sweep._axes import parse_axis
 from dpbounds.sweep._engines import ENGINES, run_engine
 from dpbounds.sweep._evaluate import Plan, axis_codes, resolve_outer
@@ -113,6 +112,6 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
         finally:
             bar.close()
     if tally.imprecise:
-        warnings.warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
-                      "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning, stacklevel=3)
+        warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
+             "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning)
     return writer.result(), tally
