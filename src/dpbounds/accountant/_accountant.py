@@ -10,7 +10,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
-from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
+from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
 from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
 from dpbounds.accountant._params import SIGMA_MIN, check_max_lattice, check_sigma_rounds
@@ -44,8 +44,9 @@ class RandomAllocationAccountant(PrivacyAccountant):
     method : {"exact", "closed_form", "gdp_asymptotic"}
         ``"exact"``: certified numerical brackets.  ``"closed_form"``: Theorem 3.1's delta_min
         composed over epochs (an upper bound on delta, valid only where the theorem applies, else
-        ValueError).  ``"gdp_asymptotic"``: the Poisson-limit Gaussian-DP mu
-        sqrt(E (e^{1/sigma^2} - 1) / M) -- an asymptotic *approximation*, never a bound.
+        ValueError).  ``"gdp_asymptotic"``: the Gaussian-DP mu of Theorem 4.2,
+        sqrt(E (e^{1/sigma^2} - 1) / (M - 1)) (:func:`dpbounds.gdp_mu_random_allocation`, E = steps / M)
+        -- an asymptotic *approximation*, never a bound.
     tolerance : float
         Relative width target of the exact epsilon bracket (default 2e-3).
     max_lattice : int
@@ -176,8 +177,9 @@ class RandomAllocationAccountant(PrivacyAccountant):
     def gdp_mu(self) -> float:
         """mu of Gaussian DP.
 
-        ``"gdp_asymptotic"``: sqrt(E (w - 1)/M), the Poisson-limit reading of the asymptotic mu
-        (an approximation, not a bound).
+        ``"gdp_asymptotic"``: sqrt(E (w - 1)/(M - 1)) with E = steps / M, the mu_M sqrt(E) of
+        Theorem 4.2 (:func:`dpbounds.gdp_mu_random_allocation`; an approximation, not a bound).
+        A history with several (sigma, M) adds the runs' mu^2.
         ``"exact"``: the smallest mu such that G_mu <= f_M on the *certified* single-epoch curve
         over a in [1e-10, 1 - 1e-10], composed as mu sqrt(E) (G_mu composes exactly; it is
         symmetric, so f_M^{-1} is covered too).  The single-epoch law gives boxes along the
@@ -217,7 +219,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def _gdp_mu_asymptotic(self) -> float:
         runs = self._runs()
-        return math.sqrt(sum(mu_poisson_limit(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
+        return math.sqrt(sum(mu_random_allocation(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
         """Bracket of delta(epsilon) after the recorded steps (exact: certified)."""

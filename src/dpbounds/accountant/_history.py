@@ -15,7 +15,7 @@ import math
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
+from dpbounds.accountant._gdp import gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
@@ -69,7 +69,7 @@ def _delta(runs: tuple[Run, ...], eps: float, dl: float, max_lattice: int) -> tu
 
 
 def _mu_guess(runs: tuple[Run, ...]) -> float:
-    return math.sqrt(sum(mu_poisson_limit(s, M, E + (1 if k else 0)) ** 2 for s, M, E, k in runs))
+    return math.sqrt(sum(mu_random_allocation(s, M, E + (1 if k else 0)) ** 2 for s, M, E, k in runs))
 
 
 def _total_epochs(runs: tuple[Run, ...]) -> int:

@@ -12,7 +12,7 @@ from dpbounds._errors import DPBoundsError, PrecisionWarning
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._envelope import evaluate, refine
-from dpbounds.accountant._gdp import gdp_epsilon, mu_poisson_limit
+from dpbounds.accountant._gdp import gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, WindowTooLarge, compose_pieces, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
@@ -125,7 +125,7 @@ class RandomAllocationPLD:
         return self._spacings(eps_guess)[0]
 
     def _mu_guess(self) -> float:
-        return float(mu_poisson_limit(self.sigma, self.rounds, self.epochs))
+        return float(mu_random_allocation(self.sigma, self.rounds, self.epochs))
 
     def _method(self, spacing: float | None = None) -> str:
         m = f"exact ({self._law.method}"
