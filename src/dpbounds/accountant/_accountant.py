@@ -225,7 +225,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         """Bracket of delta(epsilon) after the recorded steps (exact: certified)."""
         eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE) + 0.0  # -0.0 -> 0.0
         if self.method == "exact":
-            return history_delta(self._runs(), eps, self.tolerance, self.max_lattice)
+            return history_delta(self._runs(), eps, self.tolerance, self.max_lattice)[0]
         if self.method == "gdp_asymptotic":
             d = float(gdp_delta(eps, self._gdp_mu_asymptotic()))
             return PrivacyBracket(d, d, quantity="delta", at=eps, tolerance=self.tolerance,
@@ -249,7 +249,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         """Bracket of epsilon(delta) after the recorded steps (exact: certified, see PrivacyBracket)."""
         d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         if self.method == "exact":
-            return history_epsilon(self._runs(), d, self.tolerance, self.max_lattice)
+            return history_epsilon(self._runs(), d, self.tolerance, self.max_lattice)[0]
         if self.method == "gdp_asymptotic":
             e = float(gdp_epsilon(d, self._gdp_mu_asymptotic()))
             return PrivacyBracket(e, e, quantity="epsilon", at=d, tolerance=self.tolerance,

@@ -20,8 +20,9 @@ from numpy.typing import NDArray
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
-from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
+from dpbounds.accountant._lattice import fft_size, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._place import place_aligned
 from dpbounds.accountant._tails import (
     extend_cdf_brackets,
     lower_tail_h0,
@@ -31,6 +32,9 @@ from dpbounds.accountant._tails import (
 )
 
 CArr = NDArray[np.complex128]
+IArr = NDArray[np.int64]
+# (interval index, H0 mass, H1 mass, error, (H0, H1, error) of the piece below the lattice)
+Pieces = tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], tuple[float, float, float]]
 
 __all__ = ["LognormalSum"]
 
@@ -345,32 +349,15 @@ class LognormalSum(SingleEpochLaw):
     def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
         """Single-epoch lattice PMFs: dict direction -> (jmin, p_up, inf_up, jmin_lo, p_lo, miss_lo).
 
-        Cells of x = S - M of width ~ ``cell_span * M`` (loss span ~ ``cell_span`` near x = 0;
-        default ``delta_l / 2``), at most 2^20 of them over the window.  A cell's loss lies in
-        [l(xa), l(xb)]; its mass is placed by connect-the-dots with the upper end for the upper
-        PMF (:func:`place_upper`) and by balanced merging with the lower end for the lower PMF
-        (:func:`place_lower`): the bracket's width comes from the cells' loss spans (first
-        order) and the lattice spacing (second order).
+        The H0 and H1 masses of every lattice interval of the loss log1p(x / M), x = S - M, over
+        the window (:meth:`interval_masses`: whole FFT cells plus the parts of the cells cut at
+        lattice points, by interpolation with a certified remainder), placed with both masses
+        known (:func:`dpbounds.accountant._place.place_aligned`): the connect-the-dots split is
+        then exact, and the bracket's width comes from the lattice spacing alone (second order).
+        ``cell_span`` is accepted for the interface (the masses need no finer cells).
         """
         law, M = self, self.M
-        span = 0.5 * delta_l if cell_span is None else float(cell_span)
-        h_target = max(span * M, law.P / 2 ** 20)
-        # cells of P / 2^k (at least as fine as asked: still certified) so that the cell masses,
-        # the costly part, are shared by every lattice spacing that asks for the same k (a
-        # training loop's epoch-end queries at E = 1, 2, ... reuse a handful of them)
-        h_target = law.P / 2.0 ** math.ceil(math.log2(law.P / h_target) - 1e-9)
-
-        def cells() -> tuple[FArr, float, FArr, FArr, float]:
-            e_, h_, q0, q1, er = _cell_masses(law, h_target)
-            return e_, h_, np.maximum(q0, 0.0), np.maximum(q1, 0.0), er
-
-        edges, h, p0, p1, err = cached(("fourier cells", law.sigma, law.M, law.P, law.xlo, h_target), cells)
-        xa, xb, p0, p1 = _merge_light_cells(edges, h, p0, p1, M, span)
-        del edges
-        with np.errstate(divide="ignore", invalid="ignore"):
-            la = np.where(xa > -M, np.log1p(np.maximum(xa, -M) / M), -np.inf)
-            lb = np.where(xb > -M, np.log1p(np.maximum(xb, -M) / M), -np.inf)
-        out: LatticePMFs = {}
+        j, p0, p1, e, (b0, b1, be) = self.interval_masses(M, delta_l)
         hi0, hi1 = law.tail_hi0, law.tail_hi1
         if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
             hi0 = min(hi0, float(upper_tail_h0(self.sigma, M, [law.xhi], far=True)[0]))
@@ -385,20 +372,38 @@ class LognormalSum(SingleEpochLaw):
         spread = self._spread_tail(hi1, l_xhi)
         extra = {"remove": [(l_xlo, law.tail_lo1)] + spread, "add": [(-l_xhi, hi0)]}
         inf_tail = {"remove": hi1 - sum(mk for _, mk in spread), "add": law.tail_lo0}
-        for direction, p, l_lo, l_hi in (("remove", p1, la, lb), ("add", p0, -lb, -la)):
-            fin_hi = np.isfinite(l_hi)
-            inf_up = float(np.sum(p[~fin_hi])) + max(inf_tail[direction], 0.0) + err
+        if b0 + b1 > 0.0:  # the piece below the lattice (loss < the lowest lattice point cut)
+            l_top = _bottom_top(delta_l)
+            extra["remove"].append((l_top, b1))  # its upper loss bound; the lower side drops it
+            if law.xlo > -M:
+                extra["add"].append((-l_xlo, b0))
+            else:
+                inf_tail["add"] += b0
+        err = float(np.sum(e)) + be
+        out: LatticePMFs = {}
+        for direction, p, q, jj in (("remove", p1, p0, j), ("add", p0, p1, -j - 1)):
+            inf_up = max(inf_tail[direction], 0.0) + err
             ex = [(lv, mv) for lv, mv in extra[direction] if mv > 0 and math.isfinite(lv)]
-            hi_up, p_up = l_hi[fin_hi], p[fin_hi]
-            if ex:  # the placed outside mass joins the upper PMF only (its loss bound is exact)
-                hi_up = np.concatenate([hi_up, np.array([lv for lv, _ in ex])])
-                p_up = np.concatenate([p_up, np.array([mv for _, mv in ex])])
-            jmin, pu = place_upper(hi_up, p_up, delta_l)
-            fin_lo = np.isfinite(l_lo) & (p > 0.0)  # mass at loss -inf dropped (lower bound)
-            jdmin, pd = place_lower(l_lo[fin_lo], p[fin_lo], delta_l, err)
-            miss_lo = tails_up[direction] + err
-            out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
+            out[direction] = _place_pieces(jj, p, q, e, delta_l, ex, inf_up, tails_up[direction] + err)
         return out
+
+    def interval_masses(self, M_loss: float, delta_l: float) -> Pieces:
+        """``(j, p0, p1, e, bottom)``: H0 and H1 masses of the window [xlo, xlo + P) in the intervals of the
+        loss log1p(x / M_loss) between lattice points (interval j: loss in [j D, (j+1) D],
+        D = ``delta_l``), each within ``e`` of the series' own masses (so within ``e`` plus the
+        window's error terms of the law's).
+
+        The masses of N FFT cells (:func:`_cell_masses`, N ~ P t_max / 1.5, the series' own
+        resolution) are summed per interval; a cell cut by lattice points is split at them by
+        Lagrange interpolation of the series' CDF through the 16 surrounding cell ends.  The
+        remainder is bounded by max |G^(16)| prod |s - s_i| / 16!, with
+        |G^(16)| <= (2 / P) sum_n |psi_n| t_n^15 (the truncated series' own derivative, exact),
+        plus the interpolation weights times the cells' round-off.  Where the window reaches
+        x = -M (loss -inf), the losses below -30 are one piece, ``bottom`` = (H0 mass, H1 mass,
+        error), with loss in [log1p(xlo / M_loss), the lowest lattice point cut]; else zeros.
+        """
+        key = ("fourier pieces", self.key, float(M_loss), float(delta_l))
+        return cached(key, lambda: _interval_masses(self, float(M_loss), float(delta_l)))
 
     def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
         """H1 mass above the window (at most ``tot``) spread along its certified survival bound
@@ -422,17 +427,15 @@ class LognormalSum(SingleEpochLaw):
         return extend_cdf_brackets(self.sigma, self.M, self.xlo, self.xhi, y, lo0, hi0, lo1, hi1)
 
     def diluted_lattice_pmfs(self, delta_l: float, r: float, M_outer: float) -> LatticePMFs:
-        """Cells of x = S - M narrow enough that the loss varies by <= delta_l / 2 near x = 0 (at
-        most 2^20 over the window); the mixture's cell masses are (1 - r) p0 + r p1.  The add loss
-        never exceeds -log(1 - r): mass below the window (and the cell-mass error) goes there in
-        the upper PMF instead of to +inf."""
+        """Interval masses of x = S_k - k for the loss log1p(x / M_outer) (:meth:`interval_masses`),
+        placed with both masses known (:func:`_place_pieces`); the mixture's masses are
+        (1 - r) p0 + r p1.  The add loss never exceeds -log(1 - r): mass below the window (and
+        the masses' error) goes there in the upper PMF instead of to +inf."""
         M, k = float(M_outer), self.M
         delta_l = float(delta_l)
-        edges, h, p0, p1, err = _cell_masses(self, max(delta_l * M * 0.5, self.P / 2 ** 20))
-        p0 = np.maximum(p0, 0.0)
-        p1 = np.maximum(p1, 0.0)
-        la = np.log1p(edges / M)  # edges >= xlo >= -k > -M: finite
-        lb = np.log1p((edges + h) / M)
+        j, p0, p1, e, (b0, b1, be) = self.interval_masses(M, delta_l)
+        assert b0 + b1 == 0.0  # x >= -k > -M_outer: every loss is finite and above -30
+        err = float(np.sum(e))
         hi0, hi1 = self.tail_hi0, self.tail_hi1
         if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
             hi0 = min(hi0, float(upper_tail_h0(self.sigma, k, [self.xhi], far=True)[0]))
@@ -442,7 +445,7 @@ class LognormalSum(SingleEpochLaw):
         l_xhi = math.log1p(self.xhi / M)
         l_add_max = -math.log1p(-r)
         # remove (loss unbounded above): mass below xlo at loss <= log1p(xlo/M); above xhi along
-        # the mixture's certified survival bound, the rest and the cell-mass error at +inf
+        # the mixture's certified survival bound, the rest and the masses' error at +inf
         tot_hi = (1.0 - r) * hi0 + r * hi1
 
         def survival(lk: FArr) -> FArr:
@@ -451,69 +454,162 @@ class LognormalSum(SingleEpochLaw):
                               + r * upper_tail_h1(self.sigma, k, y, far=True), dtype=np.float64)
 
         spread = spread_along_bound(tot_hi, l_xhi, survival)
+        # remove: P = the mixture (1 - r) P0' + r P1', Q = P0'; add: P = P0', Q = the mixture
         pm = (1.0 - r) * p0 + r * p1
-        rem = _place_cells(pm, la, lb, delta_l, err, [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread)
         inf_rem = max(tot_hi - sum(m for _, m in spread), 0.0) + err
         miss_rem = (1.0 - r) * (lo0 + hi0) + r * (lo1 + hi1) + err
+        ex_rem = [(lv, mv) for lv, mv in [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread if mv > 0]
         # add (loss <= -log(1 - r)): above xhi at loss <= -log1p(xhi/M); below xlo and the
-        # cell-mass error at the largest possible loss
-        add = _place_cells(p0, -lb, -la, delta_l, err, [(-l_xhi, hi0), (l_add_max, lo0 + err)])
+        # masses' error at the largest possible loss
         miss_add = lo0 + hi0 + err
+        ex_add = [(lv, mv) for lv, mv in [(-l_xhi, hi0), (l_add_max, lo0 + err)] if mv > 0]
         return {
-            "remove": (rem[0], rem[1], inf_rem, rem[2], rem[3], miss_rem),
-            "add": (add[0], add[1], 0.0, add[2], add[3], miss_add),
+            "remove": _place_pieces(j, pm, p0, e, delta_l, ex_rem, inf_rem, miss_rem),
+            "add": _place_pieces(-j - 1, p0, pm, e, delta_l, ex_add, 0.0, miss_add),
         }
 
 
-def _place_cells(p: FArr, l_lo: FArr, l_hi: FArr, delta_l: float, err: float,
-                 extra: list[tuple[float, float]]) -> tuple[int, FArr, int, FArr]:
-    """(jmin_up, pmf_up, jmin_dn, pmf_dn): cell masses ``p`` (l1 error <= ``err``) with losses in
-    [l_lo, l_hi] placed by connect-the-dots with the upper loss for the upper PMF (plus the
-    ``extra`` (loss, mass) pairs, placed the same way: their losses are upper bounds) and by
-    balanced merging with the lower loss for the lower PMF (cells only): :func:`place_upper`,
-    :func:`place_lower`, as :meth:`LognormalSum.lattice_pmfs` places the full epoch's cells."""
-    ex = [(lv, mv) for lv, mv in extra if mv > 0 and math.isfinite(lv)]
-    hi_up, p_up = l_hi, p
-    if ex:
-        hi_up = np.concatenate([l_hi, np.array([lv for lv, _ in ex])])
-        p_up = np.concatenate([p, np.array([mv for _, mv in ex])])
-    jmin, pu = place_upper(hi_up, p_up, delta_l)
-    nz = p > 0.0
-    jdmin, pd = place_lower(l_lo[nz], p[nz], delta_l, err)
-    return jmin, pu, jdmin, pd
+def _place_pieces(j: IArr, p: FArr, q: FArr, e: FArr, delta_l: float,
+                  extra: list[tuple[float, float]], inf_up: float,
+                  miss: float) -> tuple[int, FArr, float, int, FArr, float]:
+    """One direction's entry of a :data:`LatticePMFs` from interval masses: P-masses ``p`` and
+    Q-masses ``q`` of lattice interval ``j`` (errors ``e``), placed by
+    :func:`dpbounds.accountant._place.place_aligned`, plus the ``extra`` (loss bound, mass) pairs
+    on the upper side only (:func:`dpbounds.accountant._lattice.place_upper`)."""
+    ju, pu, jd, pd = place_aligned(j, p, q, e, delta_l)
+    if extra:
+        ju, pu = _add_pmf((ju, pu), place_upper(np.array([lv for lv, _ in extra]),
+                                                np.array([mv for _, mv in extra]), delta_l))
+    return ju, pu, inf_up, jd, pd, miss
 
 
-def _merge_light_cells(edges: FArr, h: float, p0: FArr, p1: FArr, M: float,
-                       span: float) -> tuple[FArr, FArr, FArr, FArr]:
-    """Cells (xa, xb, p0, p1) with blocks of 64 light cells merged into one cell each.
+def _add_pmf(a: tuple[int, FArr], b: tuple[int, FArr]) -> tuple[int, FArr]:
+    (ja, pa), (jb, pb) = a, b
+    j0 = min(ja, jb)
+    out = np.zeros(max(ja + pa.size, jb + pb.size) - j0)
+    out[ja - j0:ja - j0 + pa.size] += pa
+    out[jb - j0:jb - j0 + pb.size] += pb
+    return j0, out
 
-    A merged cell is still a cell (its loss lies between those of its ends), so the placement
-    stays certified; only its span is larger.  A block is merged where its mass times its loss
-    span is below 1e-6 * ``span`` (the whole merged part then adds at most ~2^14 * 1e-6 spans to
-    the composed loss's shift: negligible), which in the far tails cuts the cell count ~64-fold.
-    Empty cells are dropped (no mass, nothing to place).
-    """
-    B = 64
-    n = edges.size
-    if n % B or n < 4 * B:
-        keep = (p0 > 0.0) | (p1 > 0.0)
-        return edges[keep], edges[keep] + h, p0[keep], p1[keep]
-    nb = n // B
-    m0 = p0.reshape(nb, B).sum(axis=1)
-    m1 = p1.reshape(nb, B).sum(axis=1)
-    x0 = edges[::B]
-    x1 = x0 + B * h
+
+def _bottom_top(dl: float) -> float:
+    """The loss of the lowest lattice point :func:`_interval_masses` cuts when floored."""
+    return (int(math.floor(_LOSS_FLOOR / dl)) + 1) * dl
+
+
+_INTERP = 16        # nodes of the Lagrange interpolation that cuts cells at lattice points
+_CELL_RHO = 1.5     # cell width times the series' highest frequency (16-point remainder ~1e-20)
+_LOSS_FLOOR = -30.0  # lattice points below this loss are not cut (x within e^-30 M of -M)
+
+
+def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
+    """:meth:`LognormalSum.interval_masses` (uncached)."""
+    P = law.P
+    t_max = float(law.t[-1]) if law.n_eff else _TWO_PI / P
+    n_cells = 2 ** max(int(math.ceil(math.log2(max(P * t_max / _CELL_RHO, 2.0 * law.n_eff + 2.0, 1024.0)))), 10)
+
+    def cells() -> tuple[FArr, float, FArr, FArr, float]:
+        return _cell_masses(law, P / n_cells)
+
+    edges, h, c0, c1, err = cached(("fourier cells", law.sigma, law.M, law.P, law.xlo, P / n_cells), cells)
+    N = edges.size
+    e_cell = err / N  # the l1 round-off estimate per cell (FFT round-off is uniform)
+    x0 = law.xlo
+    x_top = x0 + N * h
+    # lattice points t_j = j dl inside the window (by the loss at its ends)
+    l_lo = math.log1p(x0 / M) if x0 > -M else -math.inf
+    floored = l_lo < _LOSS_FLOOR
+    l_lo = max(l_lo, _LOSS_FLOOR)
+    l_hi = math.log1p(x_top / M)
+    ja = int(math.floor(l_lo / dl)) + 1
+    jb = int(math.ceil(l_hi / dl)) - 1
+    jj = np.arange(ja, jb + 1, dtype=np.int64)
+    xe = M * np.expm1(jj * dl)
+    pos = (xe - x0) / h
+    inside = (pos > 0.0) & (pos < N)
+    jj, xe, pos = jj[inside], xe[inside], pos[inside]
+    ke = np.minimum(np.floor(pos).astype(np.int64), N - 1)
+    th = pos - ke
+    m = _INTERP
+    # ---- the series' CDF at each lattice point, relative to its cell's left end
+    ks = np.clip(ke - (m // 2 - 1), 0, N + 1 - m)     # first node of the stencil
+    s_pos = (ke - ks).astype(float) + th             # the point in stencil coordinates
+    idx = ks[:, None] + np.arange(m - 1)[None, :]     # the m - 1 cells between the m nodes
+    nodes = np.arange(m, dtype=float)
+    diff = s_pos[:, None] - nodes[None, :]
+    # Lagrange weights l_i(s) = prod_{k != i} (s - k) / (i - k), from the full product (exact where
+    # s hits a node: that weight is 1 and the others 0)
+    denom = np.array([math.prod(i - k for k in range(m) if k != i) for i in range(m)], dtype=float)
+    full = np.prod(diff, axis=1)
+    hit = np.isclose(diff, 0.0, rtol=0.0, atol=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        sb = np.log1p(x1 / M) - np.log1p(np.maximum(x0, -M) / M)
-    light = (x0 > -M) & np.isfinite(sb) & ((m0 + m1) * sb <= 1e-6 * span)
-    heavy_cells = np.repeat(~light, B)
-    keep_f = heavy_cells & ((p0 > 0.0) | (p1 > 0.0))
-    keep_b = light & ((m0 > 0.0) | (m1 > 0.0))
-    xa = np.concatenate([edges[keep_f], x0[keep_b]])
-    xb = np.concatenate([edges[keep_f] + h, x1[keep_b]])
-    q0 = np.concatenate([p0[keep_f], m0[keep_b]])
-    q1 = np.concatenate([p1[keep_f], m1[keep_b]])
-    return xa, xb, q0, q1
+        w = np.where(hit.any(axis=1)[:, None], hit.astype(float), full[:, None] / (diff * denom[None, :]))
+    lebesgue = np.abs(w)
+    dist = np.abs(nodes[None, :] - (ke - ks)[:, None].astype(float))  # cells between node and ke
+    sums = []
+    for c in (c0, c1):
+        loc = c[idx]
+        v = np.concatenate([np.zeros((loc.shape[0], 1)), np.cumsum(loc, axis=1)], axis=1)
+        v -= v[np.arange(v.shape[0]), ke - ks][:, None]  # relative to the node at ke
+        sums.append((np.einsum("ij,ij->i", w, v), np.einsum("ij,ij->i", lebesgue, np.abs(v))))
+    t = law.t
+    bm = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t ** (m - 1))), float(np.sum(np.abs(law.psi1) * t ** (m - 1))))
+    remainder = bm * np.abs(full) * h ** m / math.factorial(m)
+    # where the lattice point itself lies: |x_e - M expm1(t_j)| <= 4 u (|x_e| + M), times the
+    # series' largest density on the cell, <= |cell mass| / h + h max |G''| (mean value theorem)
+    b2 = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t)), float(np.sum(np.abs(law.psi1) * t)))
+    dens = (np.maximum(np.abs(c0[ke]), np.abs(c1[ke])) + e_cell) / h + b2 * h
+    e_pt = (remainder + np.sum(lebesgue * dist, axis=1) * e_cell
+            + 4.0 * _U * np.maximum(sums[0][1], sums[1][1]) + dens * 4.0 * _U * (np.abs(xe) + M))
+    low0, low1 = sums[0][0], sums[1][0]
+    # ---- pieces: whole cells without a cut, and the parts of each cut cell between its cuts
+    cut = th > 0.0
+    key = ke.astype(float) + np.where(cut, 0.5, 0.0)
+    n_le = np.searchsorted(key, np.arange(N, dtype=float), side="right")  # lattice points <= x_k
+    j_cell = (ja - 1) + n_le  # the interval holding each cell's left end ...
+    if jj.size:
+        j_cell = jj[0] - 1 + n_le
+    cut_cells = np.zeros(N, dtype=bool)
+    cut_cells[ke[cut]] = True
+    whole = ~cut_cells
+    ji = [j_cell[whole]]
+    m0, m1, me = [c0[whole]], [c1[whole]], [np.full(int(np.count_nonzero(whole)), e_cell)]
+    if np.any(cut):
+        kc, jc, l0, l1, ec = ke[cut], jj[cut], low0[cut], low1[cut], e_pt[cut]
+        same = np.zeros(kc.size, dtype=bool)
+        same[1:] = kc[1:] == kc[:-1]       # the previous cut lies in the same cell
+        p0_ = np.where(same, np.concatenate([[0.0], l0[:-1]]), 0.0)
+        p1_ = np.where(same, np.concatenate([[0.0], l1[:-1]]), 0.0)
+        pe_ = np.where(same, np.concatenate([[0.0], ec[:-1]]), 0.0)
+        # the part of the cell below each cut: interval jc - 1
+        ji.append(jc - 1)
+        m0.append(l0 - p0_)
+        m1.append(l1 - p1_)
+        me.append(ec + pe_)
+        # the part above the last cut of each cell: interval jc
+        last = np.ones(kc.size, dtype=bool)
+        last[:-1] = kc[1:] != kc[:-1]
+        ji.append(jc[last])
+        m0.append(c0[kc[last]] - l0[last])
+        m1.append(c1[kc[last]] - l1[last])
+        me.append(e_cell + ec[last])
+    j_all = np.concatenate(ji)
+    base = int(j_all.min())
+    n = int(j_all.max()) - base + 1
+    b = j_all - base
+    P0 = np.maximum(np.bincount(b, weights=np.maximum(np.concatenate(m0), 0.0), minlength=n), 0.0)
+    P1 = np.maximum(np.bincount(b, weights=np.maximum(np.concatenate(m1), 0.0), minlength=n), 0.0)
+    E = np.bincount(b, weights=np.concatenate(me), minlength=n)
+    jall = base + np.arange(n, dtype=np.int64)
+    keep = (P0 > 0.0) | (P1 > 0.0)
+    if floored:  # the bottom "interval" holds every loss below t_ja: not a lattice interval
+        bottom = jall == ja - 1
+        bot = (float(np.sum(P0[bottom])), float(np.sum(P1[bottom])), float(np.sum(E[bottom])))
+        keep &= ~bottom
+    else:
+        bot = (0.0, 0.0, 0.0)
+    return (jall[keep], np.asarray(P0[keep], dtype=np.float64), np.asarray(P1[keep], dtype=np.float64),
+            np.asarray(E[keep], dtype=np.float64), bot)
 
 
 def _clog1p(r: CArr) -> CArr:
