@@ -5,7 +5,7 @@ composes by one FFT power of its lattice PMF, different runs by convolution.  A 
 (k < M steps) is dominated by any longer prefix of its epoch and dominates any shorter one (the
 first k' steps of an epoch are a post-processing of its first k steps when k' <= k): so
 accounting it as k_hi >= k steps gives an upper bound and as k_lo <= k steps a lower bound.
-Where a whole-epoch or power-of-two step bucket [k_lo, k_hi] costs at most a quarter of the
+Where a whole-epoch or power-of-two step bucket [k_lo, k_hi] costs at most half the
 tolerance (by the Gaussian-DP approximation of the history), the partial epoch is bracketed so;
 a training loop's queries then reuse the compositions of whole epochs.  Otherwise (few epochs)
 the partial epoch's own law (``_select.partial_law_for``) is used, exactly.
@@ -23,9 +23,10 @@ import math
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
+from dpbounds.accountant._composition import compose_spectral, pmf_stats
 from dpbounds.accountant._gdp import gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._invert import invert
-from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge, compose, convolve
+from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._select import law_for, partial_law_for, require_converged
 
@@ -41,7 +42,7 @@ _TAU = 1e-14             # composed mass left outside a window, each side
 _SPACING_FLOOR = 2.0 ** -23.5   # finest lattice spacing (~8.4e-8)
 _DL_C = 2.0              # spacing^2 = _DL_C tol eps s / E: ~tol / 8 wide (connect-the-dots with
                          # both masses known; measured 0.14-0.24 E dl^2 / (eps s) relative)
-_BUCKET_SHARE = 0.25     # the part of the tolerance a partial-epoch bucket may use
+_BUCKET_SHARE = 0.5      # the part of the tolerance a partial-epoch bucket may use
 EPS_MAX = 1e4            # largest epsilon the inversion looks for
 _MAX_ITER = 8
 
@@ -197,37 +198,37 @@ def _direct_law(law: SingleEpochLaw) -> SingleEpochLaw:
 
 
 # ----------------------------------------------------------------------------------- composition
-def _pmfs(law: SingleEpochLaw, dl: float) -> LatticePMFs:
+def _pmfs(law: SingleEpochLaw, dl: float, max_lattice: int) -> LatticePMFs:
+    """The law's lattice PMFs at spacing dl, refused (WindowTooLarge, before anything is
+    allocated) where their support alone would exceed the memory cap."""
+    lo, hi = law.loss_range()
+    n = (hi - lo) / dl
+    if not n <= max_lattice:
+        raise WindowTooLarge(int(min(n, 2.0 ** 62)) if math.isfinite(n) else 2 ** 62)
     return cached(("lattice pmfs", law.key, dl), lambda: law.lattice_pmfs(dl))
 
 
 def _side(pieces: Pieces, dl: float, direction: str, upper: bool,
           max_lattice: int) -> tuple[int, FArr, float]:
     """(s0, g, extra mass) of one side of one direction: the composed lattice PMF (index s0 + k
-    holds g[k]) and the mass to add (upper) or subtract (lower) for the windows' tails, the FFT
-    round-off estimates, the masses at +inf (upper) and the masses missing below (lower).
-    Cached by its pieces and, for several pieces, built on the cached composition of all but
-    the last (a history that grows by one piece reuses the rest)."""
-    key = ("ra side", tuple((law.key, c) for law, c in pieces), dl, direction, upper, max_lattice)
-
-    def build() -> tuple[int, FArr, float]:
-        law, count = pieces[-1]
-        jmin, pu, inf_up, jd, pd, miss = _pmfs(law, dl)[direction]
-        jm, pmf = (jmin, pu) if upper else (jd, pd)
-        s0, g, out = compose(jm, pmf, count, _TAU, max_lattice)
+    holds g[k]) and the mass to add (upper) or subtract (lower) for the window's tails, the FFT
+    round-off estimate, the masses at +inf (upper) and the masses missing below (lower)."""
+    parts = []
+    extra = 0.0
+    log_keep = 0.0  # upper side: log P[no piece put mass at +inf]
+    for law, count in pieces:
+        jmin, pu, inf_up, jd, pd, miss = _pmfs(law, dl, max_lattice)[direction]
+        pkey = (law.key, dl, direction, upper)
+        st = cached(("ra pmf stats",) + pkey, lambda: pmf_stats(*((jmin, pu) if upper else (jd, pd))))
+        parts.append((st, count, pkey))
         if upper:
-            # mass at +inf: 1 - (1 - inf_up)^count
-            out += -math.expm1(count * math.log1p(-min(inf_up, 1.0))) if inf_up < 1.0 else 1.0
+            log_keep += count * math.log1p(-min(inf_up, 1.0)) if inf_up < 1.0 else -math.inf
         else:
-            out += count * miss
-        if len(pieces) > 1:
-            j0, g0, o0 = _side(pieces[:-1], dl, direction, upper, max_lattice)
-            s0, g, e = convolve((j0, g0), (s0, g))
-            if g.size > max_lattice:
-                raise WindowTooLarge(int(g.size))
-            out += o0 + e
-        return s0, g, out
-    return cached(key, build)
+            extra += count * miss
+    s0, g, out = compose_spectral(parts, _TAU, max_lattice)
+    if upper:
+        extra = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
+    return s0, g, out + extra
 
 
 def _stick(pieces: Pieces, dl: float, direction: str, upper: bool,
@@ -391,7 +392,9 @@ def history_epsilon(runs: tuple[Run, ...], delta: float, tolerance: float, max_l
 def _epsilon(runs: tuple[Run, ...], sides: tuple[Pieces, Pieces], d: float, tol: float,
              max_lattice: int) -> tuple[tuple[float, float], str, float, Pieces, Pieces, bool]:
     up, dn = sides
-    dl = _quantize(_spacing(runs, tol * max(_eps_gdp(d, _mu2(runs)), 1e-3)))
+    # (a tolerance below 1e-3 starts from the 1e-3 spacing and refines at most 4x a step while
+    # that narrows the bracket: the numerical error terms, not the spacing, set the width there)
+    dl = _quantize(_spacing(runs, max(tol, 1e-3) * max(_eps_gdp(d, _mu2(runs)), 1e-3)))
     lo, hi = 0.0, math.inf
     note = ""
     prev = math.inf
@@ -415,7 +418,7 @@ def _epsilon(runs: tuple[Run, ...], sides: tuple[Pieces, Pieces], d: float, tol:
             break
         # the width is second order in the spacing: shrink it by the square root of the miss
         shrink = math.sqrt(0.8 * tol * hi / (hi - lo))
-        dl = _quantize(used * min(shrink, 0.75))
+        dl = _quantize(used * min(max(shrink, 0.25), 0.75))
     return (lo, hi), note, used, up, dn, _uses_lattice(up, dn)
 
 

@@ -227,6 +227,13 @@ class LognormalSum(SingleEpochLaw):
     def key(self) -> tuple[object, ...]:
         return ("fourier", self.sigma, self.M, self.P, self.xlo)
 
+    def x_range(self) -> tuple[float, float]:
+        return self.xlo, self.xlo + self.P
+
+    @property
+    def spread_extra(self) -> float:  # type: ignore[override]
+        return 40.0 if max(self.tail_hi0, self.tail_hi1) > 1e-10 else 0.0
+
     @property
     def window_error(self) -> float:
         """Largest error of a CDF value in the window (tails of both hypotheses + series)."""
@@ -498,15 +505,14 @@ def _bottom_top(dl: float) -> float:
 
 
 _INTERP = 16        # nodes of the Lagrange interpolation that cuts cells at lattice points
-_CELL_RHO = 1.5     # cell width times the series' highest frequency (16-point remainder ~1e-20)
+_CELL_RHO = 3.0     # cell width times the series' highest frequency (16-point remainder < 1e-15)
 _LOSS_FLOOR = -30.0  # lattice points below this loss are not cut (x within e^-30 M of -M)
 
 
 def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
     """:meth:`LognormalSum.interval_masses` (uncached)."""
     P = law.P
-    t_max = float(law.t[-1]) if law.n_eff else _TWO_PI / P
-    n_cells = 2 ** max(int(math.ceil(math.log2(max(P * t_max / _CELL_RHO, 2.0 * law.n_eff + 2.0, 1024.0)))), 10)
+    n_cells = 2 ** max(int(math.ceil(math.log2(max(_cell_count(law), 1024.0)))), 10)
 
     def cells() -> tuple[FArr, float, FArr, FArr, float]:
         return _cell_masses(law, P / n_cells)
@@ -528,88 +534,128 @@ def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
     pos = (xe - x0) / h
     inside = (pos > 0.0) & (pos < N)
     jj, xe, pos = jj[inside], xe[inside], pos[inside]
+    if jj.size == 0:  # the whole window lies in one interval
+        j_one = np.array([ja - 1], dtype=np.int64)
+        return (j_one, np.array([max(float(np.sum(c0)), 0.0)]), np.array([max(float(np.sum(c1)), 0.0)]),
+                np.array([N * e_cell]), (0.0, 0.0, 0.0))
     ke = np.minimum(np.floor(pos).astype(np.int64), N - 1)
     th = pos - ke
-    m = _INTERP
-    # ---- the series' CDF at each lattice point, relative to its cell's left end
-    ks = np.clip(ke - (m // 2 - 1), 0, N + 1 - m)     # first node of the stencil
-    s_pos = (ke - ks).astype(float) + th             # the point in stencil coordinates
-    idx = ks[:, None] + np.arange(m - 1)[None, :]     # the m - 1 cells between the m nodes
-    nodes = np.arange(m, dtype=float)
-    diff = s_pos[:, None] - nodes[None, :]
-    # Lagrange weights l_i(s) = prod_{k != i} (s - k) / (i - k), from the full product (exact where
-    # s hits a node: that weight is 1 and the others 0)
-    denom = np.array([math.prod(i - k for k in range(m) if k != i) for i in range(m)], dtype=float)
-    full = np.prod(diff, axis=1)
-    hit = np.isclose(diff, 0.0, rtol=0.0, atol=0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(hit.any(axis=1)[:, None], hit.astype(float), full[:, None] / (diff * denom[None, :]))
-    lebesgue = np.abs(w)
-    dist = np.abs(nodes[None, :] - (ke - ks)[:, None].astype(float))  # cells between node and ke
-    sums = []
-    for c in (c0, c1):
-        loc = c[idx]
-        v = np.concatenate([np.zeros((loc.shape[0], 1)), np.cumsum(loc, axis=1)], axis=1)
-        v -= v[np.arange(v.shape[0]), ke - ks][:, None]  # relative to the node at ke
-        sums.append((np.einsum("ij,ij->i", w, v), np.einsum("ij,ij->i", lebesgue, np.abs(v))))
-    t = law.t
-    bm = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t ** (m - 1))), float(np.sum(np.abs(law.psi1) * t ** (m - 1))))
-    remainder = bm * np.abs(full) * h ** m / math.factorial(m)
-    # where the lattice point itself lies: |x_e - M expm1(t_j)| <= 4 u (|x_e| + M), times the
-    # series' largest density on the cell, <= |cell mass| / h + h max |G''| (mean value theorem)
-    b2 = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t)), float(np.sum(np.abs(law.psi1) * t)))
-    dens = (np.maximum(np.abs(c0[ke]), np.abs(c1[ke])) + e_cell) / h + b2 * h
-    e_pt = (remainder + np.sum(lebesgue * dist, axis=1) * e_cell
-            + 4.0 * _U * np.maximum(sums[0][1], sums[1][1]) + dens * 4.0 * _U * (np.abs(xe) + M))
-    low0, low1 = sums[0][0], sums[1][0]
-    # ---- pieces: whole cells without a cut, and the parts of each cut cell between its cuts
+    low0, low1, e_pt = _cut_masses(law, c0, c1, e_cell, h, ke, th, xe, M)
+    # ---- interval i (i = 0 .. n): between cut i - 1 and cut i (cut -1 = the window's start at
+    # cell 0, cut n = its end at cell N); its mass: the part of cut i-1's cell above it, the whole
+    # cells between, the part of cut i's cell below it (cuts sharing a cell: the difference)
+    n = jj.size
     cut = th > 0.0
-    key = ke.astype(float) + np.where(cut, 0.5, 0.0)
-    n_le = np.searchsorted(key, np.arange(N, dtype=float), side="right")  # lattice points <= x_k
-    j_cell = (ja - 1) + n_le  # the interval holding each cell's left end ...
-    if jj.size:
-        j_cell = jj[0] - 1 + n_le
-    cut_cells = np.zeros(N, dtype=bool)
-    cut_cells[ke[cut]] = True
-    whole = ~cut_cells
-    ji = [j_cell[whole]]
-    m0, m1, me = [c0[whole]], [c1[whole]], [np.full(int(np.count_nonzero(whole)), e_cell)]
-    if np.any(cut):
-        kc, jc, l0, l1, ec = ke[cut], jj[cut], low0[cut], low1[cut], e_pt[cut]
-        same = np.zeros(kc.size, dtype=bool)
-        same[1:] = kc[1:] == kc[:-1]       # the previous cut lies in the same cell
-        p0_ = np.where(same, np.concatenate([[0.0], l0[:-1]]), 0.0)
-        p1_ = np.where(same, np.concatenate([[0.0], l1[:-1]]), 0.0)
-        pe_ = np.where(same, np.concatenate([[0.0], ec[:-1]]), 0.0)
-        # the part of the cell below each cut: interval jc - 1
-        ji.append(jc - 1)
-        m0.append(l0 - p0_)
-        m1.append(l1 - p1_)
-        me.append(ec + pe_)
-        # the part above the last cut of each cell: interval jc
-        last = np.ones(kc.size, dtype=bool)
-        last[:-1] = kc[1:] != kc[:-1]
-        ji.append(jc[last])
-        m0.append(c0[kc[last]] - l0[last])
-        m1.append(c1[kc[last]] - l1[last])
-        me.append(e_cell + ec[last])
-    j_all = np.concatenate(ji)
-    base = int(j_all.min())
-    n = int(j_all.max()) - base + 1
-    b = j_all - base
-    P0 = np.maximum(np.bincount(b, weights=np.maximum(np.concatenate(m0), 0.0), minlength=n), 0.0)
-    P1 = np.maximum(np.bincount(b, weights=np.maximum(np.concatenate(m1), 0.0), minlength=n), 0.0)
-    E = np.bincount(b, weights=np.concatenate(me), minlength=n)
-    jall = base + np.arange(n, dtype=np.int64)
+    # whole cells of interval i: [first_i, last_i) with first_i = the cell after cut i-1's cell
+    # (or that cell itself when the cut is at its left end), last_i = cut i's cell
+    start_after = np.where(cut, ke + 1, ke)                 # first whole cell above cut i
+    first = np.concatenate([[0], start_after])
+    last = np.concatenate([ke, [N]])
+    last = np.maximum(last, first)
+    whole0 = _segment_sums(c0, first, last)
+    whole1 = _segment_sums(c1, first, last)
+    n_whole = (last - first).astype(float)
+    # the part of cut i's cell below it: low_i (when cut); above it: c[ke_i] - low_i
+    below0 = np.where(cut, low0, 0.0)
+    below1 = np.where(cut, low1, 0.0)
+    above0 = np.where(cut, c0[ke] - low0, 0.0)
+    above1 = np.where(cut, c1[ke] - low1, 0.0)
+    e_b = np.where(cut, e_pt, 0.0)
+    e_a = np.where(cut, e_pt + e_cell, 0.0)
+    # cuts i-1 and i in the same cell: interval i is low_i - low_{i-1} alone
+    same = np.zeros(n + 1, dtype=bool)
+    same[1:n] = cut[1:] & cut[:-1] & (ke[1:] == ke[:-1])
+    m0 = whole0.copy()
+    m1 = whole1.copy()
+    me = n_whole * e_cell
+    m0[:n] += below0
+    m1[:n] += below1
+    me[:n] += e_b
+    m0[1:] += above0
+    m1[1:] += above1
+    me[1:] += e_a
+    if np.any(same):
+        i = np.nonzero(same)[0]
+        m0[i] = low0[i] - low0[i - 1]
+        m1[i] = low1[i] - low1[i - 1]
+        me[i] = e_pt[i] + e_pt[i - 1]
+    P0 = np.maximum(m0, 0.0)
+    P1 = np.maximum(m1, 0.0)
+    jall = np.concatenate([[jj[0] - 1], jj])
     keep = (P0 > 0.0) | (P1 > 0.0)
-    if floored:  # the bottom "interval" holds every loss below t_ja: not a lattice interval
-        bottom = jall == ja - 1
-        bot = (float(np.sum(P0[bottom])), float(np.sum(P1[bottom])), float(np.sum(E[bottom])))
-        keep &= ~bottom
+    if floored and jj[0] == ja:  # interval 0 holds every loss below t_ja: not a lattice interval
+        bot = (float(P0[0]), float(P1[0]), float(me[0]))
+        keep[0] = False
     else:
         bot = (0.0, 0.0, 0.0)
     return (jall[keep], np.asarray(P0[keep], dtype=np.float64), np.asarray(P1[keep], dtype=np.float64),
-            np.asarray(E[keep], dtype=np.float64), bot)
+            np.asarray(me[keep], dtype=np.float64), bot)
+
+
+def _cell_count(law: LognormalSum) -> float:
+    """Cells over the period: at least P t_max / _CELL_RHO (the interpolation's resolution) and
+    2 n_eff + 2 (:func:`_cell_masses` uses every coefficient)."""
+    t_max = float(law.t[-1]) if law.n_eff else _TWO_PI / law.P
+    return max(law.P * t_max / _CELL_RHO, 2.0 * law.n_eff + 2.0)
+
+
+def _segment_sums(c: FArr, first: IArr, last: IArr) -> FArr:
+    """sum(c[first[i]:last[i]]) for each i (0 where empty), for ordered disjoint segments
+    (first[i] <= last[i] <= first[i + 1]); each summed on its own, not as a difference of a long
+    cumulative sum, so that the tails' tiny masses keep their relative accuracy."""
+    ce = np.concatenate([c, [0.0]])
+    idx = np.empty(2 * first.size, dtype=np.int64)
+    idx[0::2] = first
+    idx[1::2] = last
+    sums = np.add.reduceat(ce, idx)[0::2]
+    return np.asarray(np.where(last > first, sums, 0.0), dtype=np.float64)
+
+
+def _cut_masses(law: LognormalSum, c0: FArr, c1: FArr, e_cell: float, h: float, ke: IArr,
+                th: FArr, xe: FArr, M: float) -> tuple[FArr, FArr, FArr]:
+    """(low0, low1, e): the H0 and H1 masses of [cell ke's left end, x_e] for each cut, by
+    16-point Lagrange interpolation of the series' CDF through the surrounding cell ends, and a
+    bound on their error (remainder, the cells' round-off times the weights, rounding, and where
+    the lattice point itself lies)."""
+    N = c0.size
+    m = _INTERP
+    P = law.P
+    t = law.t
+    bm = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t ** (m - 1))), float(np.sum(np.abs(law.psi1) * t ** (m - 1))))
+    b2 = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t)), float(np.sum(np.abs(law.psi1) * t)))
+    denom = np.array([math.prod(i - k for k in range(m) if k != i) for i in range(m)], dtype=float)
+    nodes = np.arange(m, dtype=float)
+    out0 = np.empty(ke.size)
+    out1 = np.empty(ke.size)
+    err = np.empty(ke.size)
+    for b0 in range(0, ke.size, 32768):  # blocks: (points, 16) temporaries stay small
+        sl = slice(b0, b0 + 32768)
+        k_, th_, x_ = ke[sl], th[sl], xe[sl]
+        ks = np.clip(k_ - (m // 2 - 1), 0, N + 1 - m)     # first node of the stencil
+        rel = (k_ - ks).astype(np.int64)
+        diff = (rel.astype(float) + th_)[:, None] - nodes[None, :]
+        full = np.prod(diff, axis=1)
+        hit = diff == 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(hit.any(axis=1)[:, None], hit.astype(float), full[:, None] / (diff * denom[None, :]))
+        aw = np.abs(w)
+        idx = ks[:, None] + np.arange(m - 1)[None, :]     # the m - 1 cells between the m nodes
+        rows = np.arange(k_.size)
+        vals = []
+        for c in (c0, c1):
+            v = np.zeros((k_.size, m))
+            np.cumsum(c[idx], axis=1, out=v[:, 1:])
+            v -= v[rows, rel][:, None]                   # relative to the node at ke
+            vals.append((np.einsum("ij,ij->i", w, v), np.einsum("ij,ij->i", aw, np.abs(v))))
+        dist = np.abs(nodes[None, :] - rel[:, None].astype(float))
+        remainder = bm * np.abs(full) * h ** m / math.factorial(m)
+        # where the lattice point lies: |x_e - M expm1(t_j)| <= 4 u (|x_e| + M), times the series'
+        # largest density on the cell, <= |cell mass| / h + h max |G''| (mean value theorem)
+        dens = (np.maximum(np.abs(c0[k_]), np.abs(c1[k_])) + e_cell) / h + b2 * h
+        out0[sl], out1[sl] = vals[0][0], vals[1][0]
+        err[sl] = (remainder + np.sum(aw * dist, axis=1) * e_cell
+                   + 4.0 * _U * np.maximum(vals[0][1], vals[1][1]) + dens * 4.0 * _U * (np.abs(x_) + M))
+    return out0, out1, err
 
 
 def _clog1p(r: CArr) -> CArr:

@@ -335,6 +335,10 @@ class LogDomainPair(SingleEpochLaw):
     def key(self) -> tuple[object, ...]:
         return ("log-domain", self.sigma, self.M, self.fine.h)
 
+    def x_range(self) -> tuple[float, float]:
+        u = self.fine.u
+        return math.exp(float(u[0])) - self.M, math.exp(float(u[-1])) - self.M
+
     def delta(self, eps: float) -> tuple[float, float]:
         if eps > 700.0:  # beyond every loss on the grid; only the tail mass off the grid remains
             return 0.0, self.floor
