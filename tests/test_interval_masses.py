@@ -56,3 +56,33 @@ def test_interval_masses_error_is_small_and_the_remainder_negligible():
     m = min(agg0.size, q0.size)
     assert np.all(np.abs(agg0[:m] - q0[:m]) <= 1e-13 + e2[:m] + np.bincount((j - 2 * j2[0]) // 2, weights=e)[:m])
     assert math.isfinite(float(np.sum(e2)))
+
+
+@pytest.mark.parametrize("sigma, M", [(0.8, 100.0), (1.0, 100.0), (0.6841, 234.0)])
+def test_cell_round_off_estimate_against_long_double(sigma, M):
+    # the cells' l1 round-off estimate (2-norm FFT bound) against the same inverse FFT in long
+    # double (numpy's pocketfft computes long double natively): the estimate must hold with room
+    from dpbounds.accountant._law_fourier import _cell_masses
+
+    if np.finfo(np.longdouble).eps >= 1e-18:
+        pytest.skip("long double is not extended precision on this platform")
+    law = law_for(sigma, M, "compose")
+    edges, h, c0, c1, err = _cell_masses(law, law.P / 2 ** 17)
+    N = edges.size
+    k = min(law.n_eff, N // 2)
+    n = np.arange(0, k + 1, dtype=np.longdouble)
+    P, hh = np.longdouble(law.P), np.longdouble(law.P) / N
+    t = n * (2 * np.pi) / P
+    with np.errstate(all="ignore"):
+        sinc = np.where(t > 0, np.sin(t * hh / 2) / (t * hh / 2), 1)
+    frac = np.mod(n * ((np.longdouble(law.xlo) + hh / 2) / P), 1)
+    rot = sinc * np.exp(-1j * 2 * np.pi * frac)
+    for psi, c in ((law.psi0, c0), (law.psi1, c1)):
+        coef = np.zeros(N // 2 + 1, dtype=np.clongdouble)
+        coef[0] = 1
+        coef[1:k + 1] = psi[:k]
+        coef[:k + 1] = np.conj(coef[:k + 1] * rot)
+        ref = np.fft.irfft(coef, n=N)
+        assert ref.dtype == np.longdouble
+        actual = float(np.sum(np.abs(c - ref)))
+        assert actual <= err / 10, (actual, err)

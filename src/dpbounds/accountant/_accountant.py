@@ -12,7 +12,7 @@ from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
 from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
-from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
+from dpbounds.accountant._history import Run, check_computable, history_delta, history_epsilon, runs_from_history
 from dpbounds.accountant._params import SIGMA_MIN, check_max_lattice, check_sigma_rounds
 from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
@@ -120,6 +120,9 @@ class RandomAllocationAccountant(PrivacyAccountant):
         else:
             e = 1 if epochs is None else V.check_count("epochs", epochs, minimum=1)
             n_steps = e * int(m)
+        if self.method == "exact":  # hopeless lengths refused before anything is recorded
+            check_computable(runs_from_history([(s, 1.0 / m, n_steps)]), 0.5,
+                             "steps" if steps is not None else "epochs")
         self._record(s, 1.0 / m, n_steps)
 
     # ---------------------------------------------------------------- protocol
@@ -128,6 +131,18 @@ class RandomAllocationAccountant(PrivacyAccountant):
         m = rounds_from_rate(q)
         check_sigma_rounds(s, m, "noise_multiplier", "rounds_per_epoch")
         return s, 1.0 / m  # the canonical rate of M rounds (grouping compares it exactly)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Resume from :meth:`state_dict` output; an exact accountant refuses a history too long
+        to account (naming ``state['history']``) and keeps its own history then."""
+        old = [list(h) for h in self._history], self._last_raw
+        super().load_state_dict(state)
+        if self.method == "exact" and self._history:
+            try:
+                check_computable(runs_from_history(self.history), 0.5, "state['history']")
+            except DPBoundsError:
+                self._history, self._last_raw = old
+                raise
 
     def _options(self) -> dict[str, object]:
         return {"method": self.method, "tolerance": self.tolerance, "max_lattice": self.max_lattice}

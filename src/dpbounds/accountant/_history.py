@@ -91,22 +91,38 @@ def _eps_gdp(delta: float, mu2: float) -> float:
     return float(gdp_epsilon(delta, math.sqrt(max(mu2, 0.0))))
 
 
-def check_computable(runs: tuple[Run, ...], delta: float) -> None:
-    """DPBoundsError, before any work, where epsilon(delta) is far beyond :data:`EPS_MAX` by the
-    Gaussian-DP approximation (which is close for sigma >= 0.5 at such lengths; where it is low,
-    the exact search itself stops at EPS_MAX, its cost bounded by the memory cap)."""
+def _mu_max(delta: float) -> float:
+    """The Gaussian-DP mu whose epsilon(delta) is :data:`EPS_MAX` (gdp_epsilon increases in mu)."""
+    lo, hi = 0.0, 1.0
+    while _eps_gdp(delta, hi * hi) < EPS_MAX:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _eps_gdp(delta, mid * mid) < EPS_MAX:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def check_computable(runs: tuple[Run, ...], delta: float, name: str = "steps") -> None:
+    """DPBoundsError naming ``name``, before any work, where epsilon(delta) is far beyond
+    :data:`EPS_MAX` by the Gaussian-DP approximation of the history (close to the exact value
+    for sigma >= 0.5 at such lengths; where it is low the exact search itself stops at EPS_MAX,
+    its cost bounded by the memory cap).  The message gives the length that can be accounted."""
     mu2 = _mu2(runs)
     e = _eps_gdp(delta, mu2)
     if e > 4.0 * EPS_MAX:
         steps = sum(E * M + k for _, M, E, k in runs)
-        # mu^2 grows linearly with the steps: the largest computable fraction of this history
-        frac = 1.0
-        while _eps_gdp(delta, mu2 * frac) > EPS_MAX and frac > 1e-300:
-            frac /= 2.0
+        frac = _mu_max(delta) ** 2 / mu2  # mu^2 grows linearly with the steps
+        s, M = runs[-1][0], runs[-1][1]
+        per_epoch = mu_random_allocation(s, M, 1.0) ** 2
+        e_max = _mu_max(delta) ** 2 / per_epoch
         raise DPBoundsError(
-            f"epochs: {steps:,.0f} steps (sigma={runs[-1][0]:g}, rounds_per_epoch={runs[-1][1]:g}) give epsilon "
-            f"~{e:.3g} at delta={delta:g}, beyond the largest epsilon the exact accountant computes "
-            f"({EPS_MAX:g}); at most ~{steps * frac:.3g} steps of this history can be accounted")
+            f"{name}: {steps:,.0f} steps give epsilon ~{e:.3g} at delta={delta:g} (Gaussian-DP "
+            f"approximation), beyond the largest epsilon the exact accountant computes ({EPS_MAX:g}); "
+            f"it can account for at most ~{steps * frac:.3g} steps of this history (at "
+            f"noise_multiplier={s:g}, rounds_per_epoch={M:g}: epochs <= ~{e_max:.3g})")
 
 
 # ---------------------------------------------------------------------------------------- pieces
@@ -374,7 +390,7 @@ def history_epsilon(runs: tuple[Run, ...], delta: float, tolerance: float, max_l
     """The certified bracket of epsilon(delta) after the history ``runs``, and the lattice
     spacing it used (nan where no lattice was needed).  ``pieces``: the laws to compose (both
     sides), where the caller has them already (a history without partial epochs)."""
-    check_computable(runs, delta)
+    check_computable(runs, delta, "steps")
     b = _bucket_size(runs, delta, tolerance) if pieces is None else 1
     sides = _sides(runs, b) if pieces is None else (pieces, pieces)
     bracket, note, used, up, dn, lattice = _epsilon(runs, sides, delta, tolerance, max_lattice)
