@@ -28,7 +28,7 @@ from dpbounds.accountant._gdp import gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
-from dpbounds.accountant._select import law_for, partial_law_for, require_converged
+from dpbounds.accountant._select import law_for, partial_law_for, require_converged, tilted_reach
 
 __all__ = ["Run", "Pieces", "runs_from_history", "HistoryBracket", "build_bracket", "check_computable", "history_epsilon",
            "history_delta", "history_delta_function", "EPS_MAX"]
@@ -201,14 +201,14 @@ def _single(pieces: Pieces) -> SingleEpochLaw | None:
     return pieces[0][0] if len(pieces) == 1 and pieces[0][1] == 1 else None
 
 
-def _direct_law(law: SingleEpochLaw) -> SingleEpochLaw:
+def _direct_law(law: SingleEpochLaw, reach: float) -> SingleEpochLaw:
     """The single-epoch law that answers delta(eps) of one epoch directly (the "curve" law:
-    finer than the lattice one where they differ)."""
+    finer than the lattice one where they differ; a tilted series reaching ``reach``)."""
     from dpbounds.accountant._law_partial import PartialEpochLaw
 
     if isinstance(law, PartialEpochLaw) and not law.full:
         return _partial_law(law.sigma, law.M, int(law.k), "curve")
-    lw = law_for(law.sigma, law.M, "curve")
+    lw = law_for(law.sigma, law.M, "curve", reach=reach)
     require_converged(lw)
     return lw
 
@@ -260,14 +260,15 @@ def _stick(pieces: Pieces, dl: float, direction: str, upper: bool,
 class HistoryBracket:
     """delta(eps) brackets of one history at one lattice spacing (both sides, both directions)."""
 
-    def __init__(self, up: Pieces, dn: Pieces, dl: float, max_lattice: int, lattice: bool = False):
+    def __init__(self, up: Pieces, dn: Pieces, dl: float, max_lattice: int, lattice: bool = False,
+                 reach: float = 1e-10):
         self.up, self.dn, self.dl, self.max_lattice = up, dn, dl, max_lattice
         self.direct_up = None if lattice else _single(up)
         self.direct_dn = None if lattice else _single(dn)
         if self.direct_up is not None:
-            self.direct_up = _direct_law(self.direct_up)
+            self.direct_up = _direct_law(self.direct_up, reach)
         if self.direct_dn is not None:
-            self.direct_dn = _direct_law(self.direct_dn)
+            self.direct_dn = _direct_law(self.direct_dn, reach)
         self.uses_lattice = lattice or _uses_lattice(up, dn)
         # build every composition now (so that WindowTooLarge surfaces here, not mid-search)
         for direction in ("remove", "add"):
@@ -372,14 +373,14 @@ def _memory_note(needed: int, max_lattice: int) -> str:
 
 
 def build_bracket(up: Pieces, dn: Pieces, dl: float, max_lattice: int,
-                  lattice: bool = False) -> tuple[HistoryBracket, float, int]:
+                  lattice: bool = False, reach: float = 1e-10) -> tuple[HistoryBracket, float, int]:
     """The bracket function at spacing ``dl``, coarsened until every window fits the memory cap:
     (function, spacing used, window size the cap refused (0 if none)).  ``lattice``: compose
     on the lattice even a single epoch (which otherwise answers from its own law)."""
     needed = 0
     while True:
         try:
-            return HistoryBracket(up, dn, dl, max_lattice, lattice), dl, needed
+            return HistoryBracket(up, dn, dl, max_lattice, lattice, reach), dl, needed
         except WindowTooLarge as exc:
             needed = max(needed, exc.needed)
             dl = _quantize(dl * 2.0 ** math.ceil(math.log2(1.05 * exc.needed / max_lattice)))
@@ -416,7 +417,7 @@ def _epsilon(runs: tuple[Run, ...], sides: tuple[Pieces, Pieces], d: float, tol:
     prev = math.inf
     used = dl
     for _ in range(_MAX_ITER):
-        fn, used, needed = build_bracket(up, dn, dl, max_lattice)
+        fn, used, needed = build_bracket(up, dn, dl, max_lattice, reach=tilted_reach(d))
         lo2, hi2 = invert(fn, d, fn.eps_start(d))
         lo, hi = max(lo, lo2), min(hi, hi2)  # both certified
         if not fn.uses_lattice or not math.isfinite(hi) or hi - lo <= tol * hi:
@@ -443,7 +444,7 @@ def _uses_lattice(up: Pieces, dn: Pieces) -> bool:
 
 
 def _raise_unbounded(d: float, dl: float, up: Pieces, dn: Pieces, max_lattice: int) -> None:
-    fn, _, _ = build_bracket(up, dn, dl, max_lattice)
+    fn, _, _ = build_bracket(up, dn, dl, max_lattice, reach=tilted_reach(d))
     floor = fn(EPS_MAX)[1]
     if floor >= d:
         raise DPBoundsError(

@@ -25,7 +25,7 @@ from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, delta_bracket
 from dpbounds.accountant._law import SingleEpochLaw
 from dpbounds.accountant._params import check_max_lattice, check_sigma_rounds
-from dpbounds.accountant._select import law_for, require_converged
+from dpbounds.accountant._select import law_for, require_converged, tilted_reach
 
 __all__ = ["RandomAllocationPLD"]
 
@@ -73,9 +73,24 @@ class RandomAllocationPLD:
         self._runs: tuple[Run, ...] = ((self.sigma, self.rounds, self.epochs, 0),)
         if self.epochs > 1:
             check_computable(self._runs, 0.5)  # hopeless lengths refused before any law is built
-        self._law: SingleEpochLaw = law_for(self.sigma, self.rounds,
-                                            "curve" if self.epochs == 1 else "compose")
-        require_converged(self._law)
+        self._law_obj: SingleEpochLaw | None = None
+        self._law_forced = False
+        if self.epochs > 1:
+            require_converged(self._law)
+        # (E = 1: the law is built by the first query; an epsilon query builds the one it needs)
+
+    @property
+    def _law(self) -> SingleEpochLaw:
+        """The single-epoch law (curve law for E = 1, lattice law for E > 1), built on first use."""
+        if self._law_obj is None:
+            self._law_obj = law_for(self.sigma, self.rounds, "curve" if self.epochs == 1 else "compose")
+            require_converged(self._law_obj)
+        return self._law_obj
+
+    @_law.setter
+    def _law(self, law: SingleEpochLaw) -> None:
+        self._law_obj = law
+        self._law_forced = True
 
     # ---- E = 1: the law's own bracket -----------------------------------------
     def _delta1(self, eps: float) -> tuple[float, float]:
@@ -183,12 +198,16 @@ class RandomAllocationPLD:
             res, used = history_epsilon(self._runs, d, self.tolerance, self.max_lattice, self._pieces())
             self.lattice_spacing = used
             return res
-        lo, hi = invert(self._delta1, d, self._law.eps_start(d))
+        # (the tilted series, small sigma with large M, needs to reach only where the tail is
+        # ~delta / 10: a far cheaper law than the curve's, at the same bracket width)
+        law = self._law if self._law_forced else law_for(self.sigma, self.rounds, "curve", reach=tilted_reach(d))
+        require_converged(law)
+        lo, hi = invert(law.delta, d, law.eps_start(d))
         if not math.isfinite(hi):
             self._raise_unbounded(d)
         return PrivacyBracket(lo, hi, quantity="epsilon", at=d, tolerance=self.tolerance,
-                              method=f"exact ({self._law.method})", certified=self._law.certified,
-                              estimated=self._law.estimated)
+                              method=f"exact ({law.method})", certified=law.certified,
+                              estimated=law.estimated)
 
     def _raise_unbounded(self, d: float) -> None:
         floor = self._delta1(1e4)[1]
