@@ -45,22 +45,22 @@ class RandomAllocationPLD:
         memory cap is reached; a bracket that misses it says so (``tolerance_met``, ``note``)
         and issues a :class:`dpbounds.PrecisionWarning` naming the memory a tighter one needs.
     max_lattice : int
-        Largest composition window in lattice points (default 2**21, 16 MiB per array; peak
-        RSS stays under 200 MB at M = E = 1e4, where the bracket is then ~3 % wide and says so;
-        2**22 gives 2.4 % at ~340 MB).  Where ``tolerance`` would need a larger window,
-        the lattice is coarsened instead: the bracket stays certified but is wider.  At most
-        2**26 (~3 GiB peak): a larger value raises DPBoundsError naming ``max_lattice``
-        before anything is allocated.
+        Largest composition window in lattice points (default 2**21, 16 MiB per array; M = E =
+        1e4 meets the default tolerance well inside it).  Where ``tolerance`` would need a
+        larger window, the lattice is coarsened instead: the bracket stays certified but is
+        wider.  At most 2**26 (~3 GiB peak): a larger value raises DPBoundsError naming
+        ``max_lattice`` before anything is allocated.
 
     Notes
     -----
     Both directions (remove: log(S/M) under H1; add: -log(S/M) under H0) are computed and the
-    larger delta is reported.  ``epochs > 1``: the single-epoch law is put on loss cells, each
-    cell's loss is rounded up (upper bound) and down (lower bound) onto a lattice of spacing
-    Delta, and the E-fold convolution is one FFT power on a window around E times the mean loss
-    whose outside mass is bounded by a Chernoff bound of the lattice law (added to the upper
-    bound, subtracted from the lower one).  See the accountant chapter of the documentation
-    (``docs/``) for what is certified and what is estimated.
+    larger delta is reported.  ``epochs > 1``: the H0 and H1 masses of every interval of a loss
+    lattice of spacing Delta are placed exactly (connect-the-dots split for the upper bound,
+    balanced merging for the lower one), and the E-fold convolution is one FFT power on a
+    window around E times the mean loss whose outside mass is bounded by a Chernoff bound of
+    the lattice law (added to the upper bound, subtracted from the lower one).  See the
+    accountant chapter of the documentation (``docs/``) for what is certified and what is
+    estimated.
     """
 
     def __init__(self, sigma: float, rounds: float, epochs: int = 1, tolerance: float = 2e-3,
