@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
@@ -166,7 +168,7 @@ def _bucket_size(runs: tuple[Run, ...], delta: float, tol: float) -> int:
     base = sum(mu_random_allocation(s, M, E) ** 2 for s, M, E, _ in runs)
     e0 = max(_eps_gdp(delta, base), 1e-300)
     budget = _BUCKET_SHARE * tol
-    b = 1 << 62
+    b = 1 << (int(max(M for _, M in parts)) - 1).bit_length()  # >= every M: a whole epoch
     while b > 1:
         hi = base + sum(mu_random_allocation(s, M, min(b, M) / M) ** 2 for s, M in parts)
         if _eps_gdp(delta, hi) - e0 <= budget * e0:
@@ -253,6 +255,10 @@ def _stick(pieces: Pieces, dl: float, direction: str, upper: bool,
 
     def build() -> tuple[HockeyStick, float]:
         s0, g, out = _side(pieces, dl, direction, upper, max_lattice)
+        if upper:
+            # the FFT's round-off leaves tiny negative masses; dropping them from the upper
+            # PMF only adds mass (still an upper bound) and keeps delta(eps) non-increasing
+            np.maximum(g, 0.0, out=g)
         return HockeyStick(s0, g, dl), out
     return cached(key, build)
 

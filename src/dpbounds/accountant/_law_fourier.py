@@ -514,9 +514,9 @@ def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
     P = law.P
     # cells: the series' own resolution, and at most half a lattice interval wide near x = 0
     # (each cut's error scales with the cells' round-off, ~ 1 / N: E x the cut errors is what
-    # limits the width at E ~ 1e4); at most 2^22
-    need = max(_cell_count(law), 2.0 * P / (M * dl), 1024.0)
-    n_cells = 2 ** min(max(int(math.ceil(math.log2(need))), 10), 22)
+    # limits the width at E ~ 1e4); at most 2^20 beyond the series' own need
+    need = max(min(2.0 * P / (M * dl), 2.0 ** 20), _cell_count(law), 1024.0)
+    n_cells = 2 ** max(int(math.ceil(math.log2(need))), 10)
 
     def cells() -> tuple[FArr, float, FArr, FArr, float]:
         return _cell_masses(law, P / n_cells)
