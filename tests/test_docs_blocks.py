@@ -130,22 +130,13 @@ def run_page(page: pathlib.Path, tmp: pathlib.Path) -> tuple[list[str], list[str
     return missing, imprecise
 
 
-#: PrecisionWarnings documented examples still issue, and why (each one is a bug to fix)
-KNOWN_IMPRECISE = {
-    "README.md": ("the training loop at the noise multiplier calibrate_noise returns misses the accountant's "
-                  "default tolerance from epoch 5 on (issue 23, item 2: calibrated means accountable)"),
-}
-
-
 @pytest.mark.parametrize("page", [_page_param(p) for p in _pages_with("python")])
 def test_python_blocks_run(page: pathlib.Path, tmp_path: pathlib.Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     missing, imprecise = run_page(page, tmp_path)
-    if imprecise and page.name in KNOWN_IMPRECISE:
-        pytest.xfail(KNOWN_IMPRECISE[page.name] + ": " + imprecise[0])
-    assert not imprecise, imprecise
+    assert not imprecise, imprecise  # a documented example never misses its requested precision
     if missing:
         pytest.skip("; ".join(missing))
 
