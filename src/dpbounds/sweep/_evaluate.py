@@ -20,9 +20,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds.sweep._grid import Grid, Layout
+from dpbounds.sweep._interrupt import Interrupts
 from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE, Quantity
 
-__all__ = ["ChunkResult", "Plan", "evaluate_chunk", "finish", "put_reasons", "resolve_outer"]
+__all__ = ["Abandoned", "ChunkResult", "Plan", "evaluate_chunk", "finish", "put_reasons", "resolve_outer"]
 
 FArr = NDArray[np.float64]
 
@@ -333,7 +334,11 @@ def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None)
 _POINT_LOCK = threading.Lock()
 
 
-def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
+class Abandoned(Exception):
+    """A signal came while a point-wise chunk was being evaluated: the chunk is dropped."""
+
+
+def _point(plan: Plan, lo: int, hi: int, stop: Interrupts | None = None) -> ChunkResult:
     q = plan.quantity
     n = hi - lo
     coords = plan.grid.coords(lo, hi)
@@ -343,6 +348,8 @@ def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
     reasons = np.empty(n, dtype=object)
     reasons.fill("")
     for i in range(n):
+        if stop is not None and stop.requested:
+            raise Abandoned
         point = dict(plan.grid.fixed)
         point.update({k: float(v[i]) for k, v in coords.items()})
         try:
@@ -358,16 +365,19 @@ def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
     return ChunkResult(lo, hi, values, valid, reasons=reasons)
 
 
-def evaluate_chunk(plan: Plan, i: int, out: Mapping[str, NDArray[Any]] | None = None) -> ChunkResult:
+def evaluate_chunk(plan: Plan, i: int, out: Mapping[str, NDArray[Any]] | None = None,
+                   stop: Interrupts | None = None) -> ChunkResult:
     """The outputs of chunk ``i`` of ``plan``.
 
     ``out`` (element-wise and outer paths): arrays of the chunk's length the outputs and
     ``valid`` are written into (the in-memory result's own slices: no copy); the outer path
     writes its output there when its kernel takes ``out=`` and the block is in the grid's order.
+    ``stop`` (point-wise quantities, whose chunks may take seconds): :class:`Abandoned` is
+    raised between two points once it is set.
     """
     lo, hi = plan.layout.bounds(i)
     if plan.path == "point":
-        return _point(plan, lo, hi)
+        return _point(plan, lo, hi, stop)
     if plan.path == "outer":
         return _outer(plan, lo, hi, out)
     return _elementwise(plan, lo, hi, out)

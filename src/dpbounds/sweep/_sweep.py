@@ -78,40 +78,48 @@ def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size:
 
 def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = None, chunk_size: int | None = None,
               progress: bool | None = None, engine: str = "local", zipped: bool = False, resume: bool = False,
-              workers: int | None = None, axes: Mapping[str, Any]) -> tuple[Any, Tally]:
+              overwrite: bool = False, workers: int | None = None,
+              axes: Mapping[str, Any]) -> tuple[Any, Tally]:
     """:func:`sweep`, returning also the :class:`Tally` (the command line prints it)."""
     V.check_choice("engine", engine, ENGINES)
     if progress not in (None, True, False):
         raise DPBoundsError(f"progress must be None, True or False, got {progress!r}")
+    if overwrite not in (True, False):
+        raise DPBoundsError(f"overwrite must be True or False, got {overwrite!r}")
     if workers is not None:
         workers = V.check_count("workers", workers, minimum=1)
     plan = plan_sweep(quantity, axes, chunk_size=chunk_size, zipped=zipped)
-    writer = make_writer(plan, out, bool(resume))
-    tally = Tally()
-    tally.skipped = plan.layout.bounds(writer.start - 1)[1] if writer.start > 0 else 0
-    bar = make_progress(progress, plan.grid.size, f"sweep {plan.quantity.name}", initial=tally.skipped)
     q = plan.quantity
-    buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path != "point" else None
-    chunks = run_engine(engine, plan, writer.start, workers, buffers)
-    try:
-        with deferred_interrupts() as interrupts:
-            for res in chunks:
-                writer.write(res)
-                n = res.hi - res.lo
-                tally.points += n
-                tally.invalid += n - int(np.count_nonzero(res.valid))
-                if "tolerance_met" in res.values:
-                    tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
-                bar.update(n)
-                interrupts.check()
-    finally:
+    tally = Tally()
+    # SIGINT, SIGTERM and SIGHUP wait for the engine's next check (_interrupt.py); the writer
+    # is closed inside the block, so a sweep stopped by a signal has saved its finished chunks
+    # before the signal takes effect
+    with deferred_interrupts() as interrupts:
+        writer = make_writer(plan, out, bool(resume), bool(overwrite))
         try:
-            close = getattr(chunks, "close", None)   # the engine's generator: shuts its pool down
-            if close is not None:
-                close()
-            writer.close()
+            tally.skipped = plan.layout.bounds(writer.start - 1)[1] if writer.start > 0 else 0
+            bar = make_progress(progress, plan.grid.size, f"sweep {q.name}", initial=tally.skipped)
+            buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path != "point" else None
+            chunks = run_engine(engine, plan, writer.start, workers, buffers, interrupts)
+            try:
+                for res in chunks:
+                    writer.write(res)
+                    n = res.hi - res.lo
+                    tally.points += n
+                    tally.invalid += n - int(np.count_nonzero(res.valid))
+                    if "tolerance_met" in res.values:
+                        tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
+                    bar.update(n)
+                interrupts.check()   # the engine stopped early: a signal came
+            finally:
+                try:
+                    close = getattr(chunks, "close", None)   # the engine's generator: ends its workers
+                    if close is not None:
+                        close()
+                finally:
+                    bar.close()
         finally:
-            bar.close()
+            writer.close()
     if tally.imprecise:
         warnings.warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
                       "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning, stacklevel=3)
