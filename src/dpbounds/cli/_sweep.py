@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.cli._numbers import count
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, emit_json, writing
 
@@ -98,7 +98,7 @@ def register(subparsers: Any) -> None:
         if o.choices:
             p.add_argument(flag, dest=f"opt_{name}", choices=o.choices, default=None, help=f"option: {o.help}")
         else:
-            p.add_argument(flag, dest=f"opt_{name}", default=None, metavar="X", help=f"option: {o.help}")
+            p.add_argument(flag, dest=f"opt_{name}", type=real, default=None, metavar="X", help=f"option: {o.help}")
     p.set_defaults(func=handler)
 
 
@@ -222,7 +222,7 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
 def _to_stdout(quantity: str, axes: dict[str, Any], zipped: bool, run: dict[str, Any], as_json: bool) -> int:
     """The rows as CSV on stdout, chunk by chunk (or, with --json, one JSON list)."""
     from dpbounds.sweep._engines import run_engine
-    from dpbounds.sweep._sweep import plan_sweep
+    from dpbounds.sweep._sweep import Tally, count_chunk, plan_sweep, warn_imprecise
     from dpbounds.sweep._writers import CsvStreamWriter, chunk_columns, columns
 
     if run.pop("resume", False):
@@ -231,13 +231,16 @@ def _to_stdout(quantity: str, axes: dict[str, Any], zipped: bool, run: dict[str,
         raise DPBoundsError("--overwrite needs -o (the file to replace)")
     plan = plan_sweep(quantity, axes, chunk_size=run.get("chunk_size"), zipped=zipped)
     chunks = run_engine(run.get("engine", "local"), plan, 0, run.get("workers"))
+    tally = Tally()
     if not as_json:
         writer = CsvStreamWriter(plan, sys.stdout)
         try:
             for res in chunks:
                 writer.write(res)
+                count_chunk(tally, res)
         finally:
             writer.close()
+        warn_imprecise(plan.quantity, tally, stacklevel=2)
         return EXIT_OK
     names = columns(plan)
     table = plan.quantity.reason_table()
@@ -247,5 +250,7 @@ def _to_stdout(quantity: str, axes: dict[str, Any], zipped: bool, run: dict[str,
         cols["reason"] = res.reason_strings(table)
         lists = [cols[c].tolist() for c in names]
         rows.extend(dict(zip(names, r)) for r in zip(*lists))
+        count_chunk(tally, res)
     emit_json(rows)
+    warn_imprecise(plan.quantity, tally, stacklevel=2)
     return EXIT_OK

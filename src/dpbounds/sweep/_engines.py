@@ -62,7 +62,9 @@ def _local(plan: Plan, start: int, workers: int | None, buffers: Buffers = None,
             return
         lo, hi = plan.layout.bounds(i)
         try:
-            res = evaluate_chunk(plan, i, None if buffers is None else buffers(lo, hi), stop=stop)
+            # into the in-memory result: its reasons are computed when they are read
+            res = evaluate_chunk(plan, i, None if buffers is None else buffers(lo, hi), stop=stop,
+                                 reasons=buffers is None)
         except Abandoned:   # a signal came in the middle of a point-wise chunk: its points are dropped
             return
         yield res

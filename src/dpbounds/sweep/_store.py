@@ -319,7 +319,8 @@ class FileStore:
         if exists and (m.replaces is None or file_sum(out) != m.replaces):
             raise DPBoundsError(f"{name} was created or changed after this sweep started (it would be replaced "
                                "when the sweep completes); move it away, or pass overwrite=True")
-        return self._verified(m), m.finished
+        kept = self._verified(m)
+        return kept, kept.finished
 
     def _fresh(self, replaces: FileSum | None = None) -> Manifest:
         self._clear_work()

@@ -12,14 +12,14 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError, PrecisionWarning
 from dpbounds.sweep._axes import parse_axis
 from dpbounds.sweep._engines import ENGINES, run_engine
-from dpbounds.sweep._evaluate import Plan, axis_codes, resolve_outer
+from dpbounds.sweep._evaluate import ChunkResult, Plan, axis_codes, resolve_outer
 from dpbounds.sweep._grid import Grid
 from dpbounds.sweep._interrupt import deferred_interrupts
 from dpbounds.sweep._progress import make_progress
 from dpbounds.sweep._quantities import Quantity, get_quantity
 from dpbounds.sweep._writers import MemoryWriter, make_writer
 
-__all__ = ["plan_sweep", "run_sweep", "Tally"]
+__all__ = ["plan_sweep", "run_sweep", "Tally", "count_chunk", "warn_imprecise"]
 
 
 @dataclass
@@ -104,12 +104,8 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
             try:
                 for res in chunks:
                     writer.write(res)
-                    n = res.hi - res.lo
-                    tally.points += n
-                    tally.invalid += n - int(np.count_nonzero(res.valid))
-                    if "tolerance_met" in res.values:
-                        tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
-                    bar.update(n)
+                    count_chunk(tally, res)
+                    bar.update(res.hi - res.lo)
                 interrupts.check()   # the engine stopped early: a signal came
             finally:
                 try:
@@ -120,7 +116,22 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
                     bar.close()
         finally:
             writer.close()
+    warn_imprecise(q, tally, stacklevel=4)
+    return writer.result(), tally
+
+
+def count_chunk(tally: Tally, res: ChunkResult) -> None:
+    """Add one chunk's points to the tally."""
+    n = res.hi - res.lo
+    tally.points += n
+    tally.invalid += n - int(np.count_nonzero(res.valid))
+    if "tolerance_met" in res.values:
+        tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
+
+
+def warn_imprecise(q: Quantity, tally: Tally, stacklevel: int) -> None:
+    """One PrecisionWarning for all the points whose certified bracket missed its tolerance."""
     if tally.imprecise:
         warnings.warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
-                      "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning, stacklevel=3)
-    return writer.result(), tally
+                      "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning,
+                      stacklevel=stacklevel)

@@ -14,13 +14,13 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import ChunkResult, Plan, put_reasons
+from dpbounds.sweep._evaluate import BLOCK, ChunkResult, Plan, put_reasons, reason_codes
 from dpbounds.sweep._manifest import Part, identity
 from dpbounds.sweep._store import FileStore
 
@@ -64,7 +64,13 @@ class Writer:
 
 # ---------------------------------------------------------------- memory
 class MemoryWriter(Writer):
-    """Collects the whole grid; :meth:`result` is an ``xarray.Dataset``, or a dict without xarray."""
+    """Collects the whole grid; :meth:`result` is an ``xarray.Dataset``, or a dict without xarray.
+
+    The reasons of the element-wise quantities are kept as codes (2 bytes a point), or not at
+    all for chunks evaluated without them (``ChunkResult.deferred``), and turned into the
+    ``reason`` strings when they are read: the Dataset's ``reason`` is a lazily loaded variable
+    (as a file's variables are in ``xarray.open_dataset``), the dict's an array built at once.
+    """
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
@@ -73,9 +79,12 @@ class MemoryWriter(Writer):
         self.values: dict[str, NDArray[Any]] = {k: np.empty(n) for k in q.outputs}
         self.values.update({k: np.zeros(n, dtype=bool) for k in q.bool_outputs})
         self.valid = np.empty(n, dtype=bool)
-        self.reason = np.empty(n, dtype=object)
-        self.reason.fill("")
-        self.table = np.asarray(q.reason_table(), dtype=object) if q.kind == "ufunc" else None
+        self.strings: NDArray[np.object_] | None = None     # point-wise quantities: the reasons as given
+        self.codes: NDArray[np.int16] | None = None         # element-wise: codes of the chunks that carry them
+        self.deferred: list[tuple[int, int]] = []           # element-wise chunks without their codes
+        if q.kind != "ufunc":
+            self.strings = np.empty(n, dtype=object)
+            self.strings.fill("")
 
     def buffers(self, lo: int, hi: int) -> dict[str, NDArray[Any]]:
         """The result's own slices for points lo..hi-1, for the engine to write into."""
@@ -92,14 +101,35 @@ class MemoryWriter(Writer):
         if not np.shares_memory(res.valid, self.valid[lo:hi]):
             self.valid[lo:hi] = res.valid
         if res.reasons is not None:
-            self.reason[lo:hi] = res.reasons
-        elif res.codes is not None and self.table is not None:
-            put_reasons(self.reason[lo:hi], res.codes, self.table)
+            assert self.strings is not None
+            self.strings[lo:hi] = res.reasons
+        elif res.deferred:
+            self.deferred.append((lo, hi))
+        elif res.codes is not None:
+            if self.codes is None:
+                self.codes = np.zeros(self.plan.grid.size, dtype=np.int16)
+            self.codes[lo:hi] = res.codes
+
+    def reasons(self) -> NDArray[np.object_]:
+        """The ``reason`` column: "" where valid, else why not (see the module docstring)."""
+        if self.strings is not None:
+            return self.strings
+        out = np.empty(self.plan.grid.size, dtype=object)
+        out.fill("")
+        table = np.asarray(self.plan.quantity.reason_table(), dtype=object)
+        if self.codes is not None:
+            put_reasons(out, self.codes, table)
+        for lo, hi in self.deferred:
+            for b0 in range(lo, hi, BLOCK):   # in blocks: the temporaries of reason_codes stay small
+                b1 = min(hi, b0 + BLOCK)
+                codes = reason_codes(self.plan, b0, b1, self.values, self.valid[b0:b1])
+                if codes is not None:
+                    put_reasons(out[b0:b1], codes, table)
+        return out
 
     def result(self) -> Any:
         grid, q = self.plan.grid, self.plan.quantity
         shape = grid.shape
-        data = {**self.values, "valid": self.valid, "reason": self.reason}
         try:
             import xarray as xr
         except ImportError:
@@ -107,6 +137,7 @@ class MemoryWriter(Writer):
             for n, v in zip(grid.names, grid.values):
                 out[n] = v
             out.update({k: np.asarray(v) for k, v in grid.fixed.items()})
+            data = {**self.values, "valid": self.valid, "reason": self.reasons()}
             out.update({k: v.reshape(shape) for k, v in data.items()})
             return out
         dims = ("point",) if grid.zipped else grid.names
@@ -118,8 +149,50 @@ class MemoryWriter(Writer):
             attrs["dpbounds_version"] = version
         except ImportError:  # pragma: no cover - only during a partial import of the package
             pass
-        return xr.Dataset({k: _variable(xr, dims, v.reshape(shape)) for k, v in data.items()},
-                          coords=coords, attrs=attrs)
+        variables = {k: _variable(xr, dims, v.reshape(shape)) for k, v in {**self.values, "valid": self.valid}.items()}
+        variables["reason"] = _lazy_variable(xr, dims, shape, self.reasons)
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+class _LazyReasons:
+    """The reason column, built on first read (an xarray backend array, like a file's variables)."""
+
+    def __init__(self, shape: tuple[int, ...], make: Callable[[], NDArray[np.object_]]) -> None:
+        self.shape = shape
+        self.dtype = np.dtype(object)
+        self._make: Callable[[], NDArray[np.object_]] | None = make
+        self._data: NDArray[np.object_] | None = None
+
+    def data(self) -> NDArray[np.object_]:
+        if self._data is None:
+            assert self._make is not None
+            self._data, self._make = self._make().reshape(self.shape), None
+        return self._data
+
+
+def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...],
+                   make: Callable[[], NDArray[np.object_]]) -> Any:
+    """An xarray Variable whose values are ``make()``, called on first read.
+
+    Built from xarray's backend interface (``BackendArray``, ``LazilyIndexedArray``: what
+    ``open_dataset`` builds a file's variables from); an xarray without it gets the values at once.
+    """
+    lazy = _LazyReasons(shape, make)
+    try:
+        from xarray.backends import BackendArray
+        from xarray.core import indexing
+
+        class Backend(BackendArray):  # type: ignore[misc, unused-ignore]
+            shape = lazy.shape
+            dtype = lazy.dtype
+
+            def __getitem__(self, key: Any) -> Any:
+                return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC,
+                                                          lambda k: lazy.data()[k])
+
+        return xr.Variable(dims, indexing.LazilyIndexedArray(Backend()))
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray without the interface
+        return _variable(xr, dims, lazy.data())
 
 
 def _variable(xr: Any, dims: tuple[str, ...], data: NDArray[Any]) -> Any:
