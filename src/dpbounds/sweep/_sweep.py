@@ -45,9 +45,21 @@ def _options(q: Quantity, given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Fewest rows of a separable kernel's chunk for an in-memory sweep with the default chunk size:
+#: the kernel prepares the columns (the M-only part, a log and a tail term per column) once per
+#: call, which at 2^20 points per chunk on a grid of long rows (10^4 values: 104 rows a chunk)
+#: cost more than a third of the whole sweep; from 2048 rows on it is a few percent.
+OUTER_MEMORY_ROWS = 2048
+
+
 def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size: int | None = None,
-               zipped: bool = False) -> Plan:
-    """The evaluation plan of ``quantity`` over ``axes`` (axis specs and options mixed, as ``sweep`` takes them)."""
+               zipped: bool = False, in_memory: bool = False) -> Plan:
+    """The evaluation plan of ``quantity`` over ``axes`` (axis specs and options mixed, as ``sweep`` takes them).
+
+    ``in_memory`` (the result is returned, not written): with the default chunk size, the
+    separable path takes chunks of at least :data:`OUTER_MEMORY_ROWS` rows (the chunks of a file
+    stay at the quantity's chunk size: they are what a resume continues from).
+    """
     q = get_quantity(quantity)
     names = q.axis_names
     option_names = tuple(o.name for o in q.options)
@@ -70,6 +82,8 @@ def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size:
         path = "outer"
     else:
         path = "elementwise"
+    if path == "outer" and in_memory and chunk_size is None:
+        size = max(size, OUTER_MEMORY_ROWS * (grid.size // grid.shape[0]))
     layout = grid.layout(size, rows=(path == "outer"))
     codes = axis_codes(q, grid) if q.kind == "ufunc" else ()
     outer = resolve_outer(q.outer) if path == "outer" and q.outer is not None else None
@@ -88,7 +102,7 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
         raise DPBoundsError(f"overwrite must be True or False, got {overwrite!r}")
     if workers is not None:
         workers = V.check_count("workers", workers, minimum=1)
-    plan = plan_sweep(quantity, axes, chunk_size=chunk_size, zipped=zipped)
+    plan = plan_sweep(quantity, axes, chunk_size=chunk_size, zipped=zipped, in_memory=out is None)
     q = plan.quantity
     tally = Tally()
     # SIGINT, SIGTERM and SIGHUP wait for the engine's next check (_interrupt.py); the writer
