@@ -478,7 +478,7 @@ def test_outer_function_is_used_for_cartesian_grids_and_equals_the_elementwise_p
 
 def test_registry_declares_outputs_axes_and_the_separable_kernels():
     for name, q in QUANTITIES.items():
-        assert q.name == name and q.outputs[0] == name and q.kind in ("ufunc", "point")
+        assert q.name == name and q.outputs[0] == name and q.kind in ("ufunc", "point", "block")
         assert len(set(q.axis_names)) == len(q.axes)
     wired = {name: q.outer_axes for name, q in QUANTITIES.items() if q.outer is not None}
     assert wired == {"delta_bound": ("sigma", "rounds"), "rounds_required": ("sigma", "delta"),

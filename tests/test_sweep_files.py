@@ -188,14 +188,14 @@ def test_a_signal_in_the_middle_of_a_point_wise_chunk_drops_only_that_chunk(tmp_
         pytest.skip("the test runner handles SIGINT")
     from dpbounds.sweep import _quantities
 
-    q = _quantities.QUANTITIES["rdp_epsilon_poisson"]
+    q = _quantities.QUANTITIES["delta_poisson"]
     calls = []
 
     def compute(p, o):
         calls.append(1)
         if len(calls) == 5:   # the second point of the third chunk
             os.kill(os.getpid(), signal.SIGINT)
-        return {"rdp_epsilon_poisson": 1.0, "order": 2.0}
+        return {"delta_poisson": 0.5, "lower": 0.4, "upper": 0.5, "tolerance_met": True}
 
     import dataclasses
 
@@ -203,7 +203,7 @@ def test_a_signal_in_the_middle_of_a_point_wise_chunk_drops_only_that_chunk(tmp_
     out = tmp_path / "p.csv"
     with pytest.raises(KeyboardInterrupt):
         run_sweep(slow, out=out, chunk_size=2, axes=dict(sigma=[1.0] * 8, sample_rate=[0.01], steps=[10],
-                                                         delta=[1e-5]))
+                                                         epsilon=[1.0]))
     assert len(calls) == 5   # no point after the signal
     state = json.loads((tmp_path / "p.csv.sweep.json").read_text())
     assert state["finished_chunks"] == 2

@@ -84,7 +84,7 @@ def fingerprint():
         for name in QUANTITIES:
             q = QUANTITIES[name]
             axes = GRIDS[name]
-            sizes = (None, 7) if q.kind == "point" else (None, 1, 7)
+            sizes = (None, 7) if q.kind != "ufunc" else (None, 1, 7)
             for opts in OPTIONS.get(name, [{}]):
                 key = f"{name} {sorted(opts.items())}"
                 for cs in sizes:

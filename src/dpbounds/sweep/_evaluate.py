@@ -402,8 +402,25 @@ class Abandoned(Exception):
     """A signal came while a point-wise chunk was being evaluated: the chunk is dropped."""
 
 
+def _block(plan: Plan, lo: int, hi: int, stop: Interrupts | None = None) -> ChunkResult:
+    q = plan.quantity
+    n = hi - lo
+    args: dict[str, Any] = {k: np.full(n, v) for k, v in plan.grid.fixed.items()}
+    args.update(plan.grid.coords(lo, hi))
+
+    def check() -> None:
+        if stop is not None and stop.requested:
+            raise Abandoned
+
+    r = q.compute(args, plan.options, check)
+    values = {k: np.asarray(r[k], dtype=np.float64) for k in q.outputs}
+    return ChunkResult(lo, hi, values, np.asarray(r["valid"], dtype=bool), reasons=r["reasons"])
+
+
 def _point(plan: Plan, lo: int, hi: int, stop: Interrupts | None = None) -> ChunkResult:
     q = plan.quantity
+    if q.kind == "block":
+        return _block(plan, lo, hi, stop)
     n = hi - lo
     coords = plan.grid.coords(lo, hi)
     values: dict[str, NDArray[Any]] = {k: np.full(n, np.nan) for k in q.outputs}

@@ -9,9 +9,13 @@ how one chunk is computed:
   dispatch through ``__array_ufunc__``).  Each axis is checked against the constraint the package's
   ufunc declaration table gives it; ``status(args, options)`` (optional) explains, with the
   package's status bits, the points where the result is NaN or infinite.
-* ``kind="point"``: the exact accountants, calibration and Renyi-DP conversions, which take
-  scalars.  ``compute(point, options)`` evaluates one point through the public API; a
+* ``kind="point"``: the exact accountants and calibration, which take scalars.
+  ``compute(point, options)`` evaluates one point through the public API; a
   :class:`dpbounds.DPBoundsError` there marks that point invalid with its message.
+* ``kind="block"``: the Renyi-DP epsilons, point-wise quantities evaluated a block of points
+  at a time (:mod:`dpbounds.sweep._rdp`): ``compute(args, options, stop)`` takes arrays and
+  returns the outputs, ``valid`` and ``reasons`` (the error message of each invalid point),
+  equal to the point-wise ``compute.point(point, options)`` at every point.
 
 ``outer`` optionally names (dotted path) or holds a separable-grid function: called with the
 1-D values of ``outer_axes`` (and the options as keywords) it returns the whole Cartesian
@@ -93,7 +97,7 @@ class Quantity:
     name: str
     summary: str
     axes: tuple[Axis, ...]
-    kind: str                                   # "ufunc" or "point"
+    kind: str                                   # "ufunc", "point" or "block"
     compute: Callable[..., Any]
     outputs: tuple[str, ...]                    # float64 output columns; the first is the main one
     bool_outputs: tuple[str, ...] = ()
@@ -387,23 +391,43 @@ def _rdp_args(p: Mapping[str, float]) -> tuple[float, float, float, float]:
 
 
 def _rdp_epsilon_poisson(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str, Any]:
+    """One point, through the public accountant (what the block evaluation equals)."""
     from dpbounds.rdp import PoissonGaussian, RDPAccountant
 
     s, q, t, d = _rdp_args(p)
-    acc = RDPAccountant(conversion=o["conversion"]).compose(PoissonGaussian(s, q, o["mode"]), t)
+    orders = "default" if o.get("orders") == "default" else None
+    acc = RDPAccountant(orders=orders, conversion=o["conversion"]).compose(PoissonGaussian(s, q, o["mode"]), t)
     eps, order = acc.get_epsilon(d, return_order=True)  # type: ignore[misc]
     return {"rdp_epsilon_poisson": eps, "order": order}
 
 
 def _rdp_epsilon_wor(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str, Any]:
+    """One point, through the public accountant (what the block evaluation equals)."""
     from dpbounds.rdp import RDPAccountant, SubsampledGaussianWOR
 
     s, q, t, d = _rdp_args(p)
     # replace-one neighbours: a sum clipped to norm C has sensitivity 2C, so the mechanism's
     # sigma is the noise multiplier / 2 (as `dpbounds rdp` does)
-    acc = RDPAccountant(conversion=o["conversion"]).compose(SubsampledGaussianWOR(s / 2.0, q, o["bound"]), t)
+    orders = "default" if o.get("orders") == "default" else None
+    acc = RDPAccountant(orders=orders, conversion=o["conversion"]).compose(SubsampledGaussianWOR(s / 2.0, q, o["bound"]), t)
     eps, order = acc.get_epsilon(d, return_order=True)  # type: ignore[misc]
     return {"rdp_epsilon_wor": eps, "order": order}
+
+
+@dataclass(frozen=True)
+class _RdpBlock:
+    """A block of points of an RDP quantity at once (:mod:`dpbounds.sweep._rdp`), equal to ``point``
+    at every point; ``compute(args, options, stop)`` returns the outputs, ``valid`` and ``reasons``."""
+
+    kind: str      # "poisson" or "wor"
+    output: str
+    point: Callable[[Mapping[str, float], Mapping[str, Any]], dict[str, Any]]
+
+    def __call__(self, a: Mapping[str, Any], o: Mapping[str, Any], stop: Callable[[], None] = lambda: None) -> dict[str, Any]:
+        from dpbounds.sweep._rdp import rdp_epsilons
+
+        r = rdp_epsilons(self.kind, a, o, stop)
+        return {self.output: r["eps"], "order": r["order"], "valid": r["valid"], "reasons": r["reasons"]}
 
 
 def _bracket(name: str, br: Any) -> dict[str, Any]:
@@ -465,22 +489,25 @@ def _noise_multiplier(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str,
 
 
 _CONVERSION = Option("conversion", "improved", ("improved", "classic"), "RDP -> (eps, delta) conversion")
+_ORDERS = Option("orders", "search", ("search", "default"),
+                 "RDP orders: 'search' optimises over real orders (as RDPAccountant() does), 'default' takes the "
+                 "minimum over TF-Privacy/dp-accounting's fixed list (RDPAccountant(orders='default'))")
 _TOLERANCE = Option("tolerance", 2e-3, help="relative width target of the certified bracket", check=_check_real)
 _EXACT = ("lower", "upper")
 
 _POINT_QUANTITIES = (
     Quantity("rdp_epsilon_poisson", "Renyi-DP epsilon(delta) of Poisson-subsampled DP-SGD (upper bound)",
-             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "point", _rdp_epsilon_poisson,
-             ("rdp_epsilon_poisson", "order"),
+             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "block",
+             _RdpBlock("poisson", "rdp_epsilon_poisson", _rdp_epsilon_poisson), ("rdp_epsilon_poisson", "order"),
              options=(_CONVERSION, Option("mode", "exact", ("exact", "compat"),
-                                          "fractional orders: exact, or the peers' |C(a, i)| series")),
+                                          "fractional orders: exact, or the peers' |C(a, i)| series"), _ORDERS),
              chunk_size=64, public="dpbounds.rdp.RDPAccountant"),
     Quantity("rdp_epsilon_wor", "Renyi-DP epsilon(delta) of DP-SGD sampling without replacement (upper bound, "
              "replace-one neighbours)",
-             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "point", _rdp_epsilon_wor,
-             ("rdp_epsilon_wor", "order"),
+             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "block",
+             _RdpBlock("wor", "rdp_epsilon_wor", _rdp_epsilon_wor), ("rdp_epsilon_wor", "order"),
              options=(_CONVERSION, Option("bound", "improved", ("improved", "theorem9"),
-                                          "the improved bound or Theorem 9")),
+                                          "the improved bound or Theorem 9"), _ORDERS),
              chunk_size=64, public="dpbounds.rdp.RDPAccountant"),
     Quantity("epsilon_random_allocation", "exact certified epsilon(delta) of random allocation",
              (Axis("sigma"), Axis("rounds"), Axis("epochs", 1.0), Axis("delta")), "point",

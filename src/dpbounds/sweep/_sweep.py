@@ -75,7 +75,7 @@ def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size:
     grid = Grid.build(swept, fixed, bool(zipped))
     options = _options(q, {k: v for k, v in axes.items() if k in option_names})
     size = q.chunk_size if chunk_size is None else V.check_count("chunk_size", chunk_size, minimum=1)
-    if q.kind == "point":
+    if q.kind in ("point", "block"):
         path = "point"
     elif (q.outer is not None and not grid.zipped and len(grid.names) == len(q.outer_axes)
           and set(grid.names) == set(q.outer_axes)):
