@@ -213,9 +213,9 @@ def _rounds_required(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None
     return {"rounds_required": f(a["sigma"], d, out=_out(out, "rounds_required"))}
 
 
-# ---- separable (outer) forms: the compiled Cartesian-grid kernels of dpbounds.outer, unvalidated
-# like the ufuncs above (the engine marks the axis values that break a constraint), and equal to
-# them bit for bit, NaN pattern included (tests/test_outer.py)
+# ---- separable (outer) forms: the tile kernels of dpbounds.outer (its unvalidated *_tiles
+# functions, which its public functions call too), equal to the ufuncs above bit for bit, NaN
+# pattern included (tests/test_outer.py); the engine marks the axis values that break a constraint
 def _outer_axes(*axes: Any) -> tuple[Any, ...]:
     return tuple(np.ascontiguousarray(x, dtype=np.float64) for x in axes)
 
@@ -229,36 +229,29 @@ class _DeltaBoundOuter:
     fills_status: ClassVar[bool] = True
 
     def __call__(self, sigma: Any, rounds: Any, *, coefficient: str, status: Any = None, out: Any = None) -> Any:
-        from dpbounds import _kernels
+        from dpbounds.outer import delta_bound_tiles
 
         s, m = _outer_axes(sigma, rounds)
-        if out is None:
-            out = np.empty((s.size, m.size))
-        _kernels.outer_delta_bound(s, m, coefficient, status is not None, out, status)
-        return out
+        return delta_bound_tiles(s, m, coefficient, np.empty((s.size, m.size)) if out is None else out, status)
 
 
 _delta_bound_outer = _DeltaBoundOuter()
 
 
 def _rounds_required_outer(sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float) -> Any:
-    from dpbounds import _kernels
+    from dpbounds.outer import rounds_required_tiles
 
     # as the element-wise path: the per-epoch target first (per delta value), then the search
-    s, d = _outer_axes(sigma, _u("per_epoch_delta")(delta, epochs))
-    out = np.empty((s.size, d.size))
-    _kernels.outer_rounds_required(s, d, coefficient, validity_at == "target", out)
-    return out
+    s, d = _outer_axes(sigma, delta)
+    return rounds_required_tiles(s, d, coefficient, validity_at == "target", epochs, np.empty((s.size, d.size)))
 
 
 def _min_dataset_size_outer(sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float) -> Any:
-    from dpbounds import _kernels
+    from dpbounds.outer import min_dataset_size_tiles
 
     s, m = _outer_axes(sigma, rounds)
-    out = np.empty((s.size, m.size))
     # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
-    _kernels.outer_min_dataset_size(s, m, float(clip_norm), float(noise_ratio), out)
-    return out
+    return min_dataset_size_tiles(s, m, clip_norm, noise_ratio, np.empty((s.size, m.size)))
 
 
 def _rounds_closed_form(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None) -> dict[str, Any]:

@@ -27,11 +27,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import (
-    _kernels,  # type: ignore[attr-defined, unused-ignore]
-    _ufuncs,  # type: ignore[attr-defined, unused-ignore]
-)
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._errors import DPBoundsError
+from dpbounds.rdp import subsampled_gaussian_wor
 
 __all__ = ["rdp_epsilons"]
 
@@ -44,7 +42,9 @@ _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 class _Curves:
     """The composed RDP curves ``count * eps(alpha)`` of the points' mechanisms, at any orders.
 
-    ``kind`` "poisson": the Poisson-subsampled Gaussian's kernel, element-wise.  "wor": the
+    ``kind`` "poisson": the Poisson-subsampled Gaussian's raw ufunc, element-wise (NaN where a
+    fractional order's quadrature would pass its cap: the accountant skips such an order, where
+    :func:`dpbounds.rdp.poisson_gaussian` refuses it).  "wor": the
     without-replacement Gaussian's integer-order table (one per distinct (sigma, gamma),
     extended as higher orders are asked for) and its interpolation, as the mechanism object
     evaluates it (:class:`dpbounds.rdp._mechanisms.SubsampledGaussianWOR`).
@@ -55,9 +55,7 @@ class _Curves:
         if kind == "poisson":
             self.f = getattr(_ufuncs, f"rdp_poisson_gaussian_{option}")
             return
-        from dpbounds.rdp._mechanisms import _BOUNDS
-
-        self.bound = _BOUNDS[option]
+        self.option = option
         self.dense = dense
         uniq, row = np.unique(np.stack([sigma, q], axis=1), axis=0, return_inverse=True)
         self.row = row.ravel()
@@ -98,8 +96,9 @@ class _Curves:
             # bound's Pearson-Vajda table of one sigma) serves every gamma and order of that sigma
             by = np.lexsort((o_all, self.ugam[r_all], self.usig[r_all]))
             r_all, o_all = r_all[by], o_all[by]
-            self.table[r_all, o_all] = _kernels.wor_gaussian(o_all.astype(np.float64), self.usig[r_all],
-                                                             self.ugam[r_all], self.bound)
+            # the public vectorised function: the mechanism's table entries, bit for bit
+            self.table[r_all, o_all] = subsampled_gaussian_wor(o_all.astype(np.float64), self.usig[r_all],
+                                                               self.ugam[r_all], self.option)
             self.known[r_all, o_all] = True
         return self.table[rr, idx]
 
