@@ -113,7 +113,7 @@ def _main_not_rerun(plan: Plan) -> Iterator[None]:
     if main is None or b"__main__" in pickle.dumps(plan):
         yield
         return
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    saved: dict[str, Any] = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
     main.__dict__.pop("__file__", None)
     main.__spec__ = None
     try:
@@ -132,7 +132,7 @@ class _Pool:
 
         # forkserver (or spawn): forking a process that may hold threads (a dask client, BLAS) is unsafe
         methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        ctx: Any = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         self.procs: list[Any] = []
         self.conns: list[Connection] = []
         with _main_not_rerun(plan):
@@ -200,7 +200,7 @@ def _processes(plan: Plan, start: int, workers: int | None, buffers: Buffers = N
             for c in wait(pool.conns, timeout=POLL):
                 w = by_conn[id(c)]
                 try:
-                    i, res, error = c.recv()  # type: ignore[union-attr]
+                    message: tuple[int, ChunkResult, str] = pool.conns[w].recv()
                 except (EOFError, OSError):
                     p = pool.procs[w]
                     p.join(timeout=1)
@@ -208,6 +208,7 @@ def _processes(plan: Plan, start: int, workers: int | None, buffers: Buffers = N
                     raise DPBoundsError(
                         f"a worker process of engine='processes' ended (exit code {p.exitcode}) while computing "
                         f"chunk {lost[0] if lost else '?'}; {_GUARD_HINT}") from None
+                i, res, error = message
                 if error:
                     raise RuntimeError(f"engine='processes': chunk {i} failed in a worker process:\n{error}")
                 busy[w] -= 1

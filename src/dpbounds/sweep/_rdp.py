@@ -151,7 +151,7 @@ class _Objective:
 
 
 def _argmin_rows(v: FArr) -> IArr:
-    return np.argmin(v, axis=1)
+    return np.asarray(np.argmin(v, axis=1), dtype=np.intp)
 
 
 def _refine(obj: _Objective, points: IArr, grid: FArr, best_v: FArr, best_a: FArr,
