@@ -7,10 +7,10 @@ guard), sends it a signal at a chosen moment, resumes the sweep in this process,
 the output with an uninterrupted run's: the CSV bytes, or every Parquet column.  It also checks
 that nothing but ``out`` and its manifest is left.
 
-Moments: ``compute`` (a signal while chunks are being computed, once two chunks are saved),
-and every step of the writing protocol (dpbounds/sweep/_store.py): the child pauses at the
-step (the second time it is reached for the per-part steps), and the signal comes during the
-pause.  SIGKILL is sent at every moment (nothing can be cleaned up); SIGINT, SIGTERM and SIGHUP,
+Moments: ``after X s`` (random, seeded: from the child's start-up to its commit),
+``compute`` (a signal while chunks are being computed, once two chunks are saved), and every
+step of the writing protocol (dpbounds/sweep/_store.py): the child pauses at the step (the
+second time it is reached for the per-part steps), and the signal comes during the pause.  SIGKILL is sent at every moment (nothing can be cleaned up); SIGINT, SIGTERM and SIGHUP,
 which the sweep handles, at ``compute`` with every engine and during a part write.
 
 The table (one row per trial): signal, moment, format, engine, how the child ended, chunks
@@ -107,10 +107,13 @@ def trial(workdir: pathlib.Path, signame: str, moment: str, suffix: str, engine:
     row: dict[str, object] = {"signal": signame, "moment": moment, "format": suffix[1:], "engine": engine}
     proc = subprocess.Popen([sys.executable, str(script), json.dumps(cfg)], env=_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    random_delay = float(moment.split()[1].rstrip("s")) if moment.startswith("after ") else None
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + (random_delay if random_delay is not None else 120)
         while time.monotonic() < deadline and proc.poll() is None:
-            if moment == "compute":
+            if random_delay is not None:
+                pass
+            elif moment == "compute":
                 if manifest.exists():
                     try:
                         if json.loads(manifest.read_text())["finished_chunks"] >= 2:
@@ -120,10 +123,11 @@ def trial(workdir: pathlib.Path, signame: str, moment: str, suffix: str, engine:
             elif marker.exists():
                 break
             time.sleep(0.005)
-        if proc.poll() is not None:
+        if proc.poll() is not None and random_delay is None:
             row.update(ended="finished first", saved="-", result="NOT TRIED (the sweep finished first)")
             return row
-        proc.send_signal(getattr(signal, signame))
+        if proc.poll() is None:
+            proc.send_signal(getattr(signal, signame))
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -155,10 +159,13 @@ def trial(workdir: pathlib.Path, signame: str, moment: str, suffix: str, engine:
 
 
 def plan(quick: bool = False) -> list[tuple[str, str, str, str]]:
-    """The trials: (signal, moment, suffix, engine)."""
+    """The trials: (signal, moment, suffix, engine); "after X s": a random moment (seeded)."""
     suffixes = (".csv", ".parquet")
+    rng = np.random.default_rng(23)
     out = []
     for suffix in suffixes:
+        for delay in rng.uniform(0.2, 3.0, 2 if quick else 4):   # from start-up to the commit
+            out.append(("SIGKILL", f"after {delay:.2f}s", suffix, "local"))
         for moment in ("compute", *STEPS):
             out.append(("SIGKILL", moment, suffix, "local"))
         for engine in ("local", "processes", "dask"):

@@ -110,7 +110,8 @@ def _main_not_rerun(plan: Plan) -> Iterator[None]:
     re-run -- unless the plan refers to something defined in ``__main__`` itself.
     """
     main = sys.modules.get("__main__")
-    if main is None or b"__main__" in pickle.dumps(plan):
+    # (the grid is numbers only: what could come from __main__ is the quantity, its functions, options)
+    if main is None or b"__main__" in pickle.dumps((plan.quantity, plan.outer, dict(plan.options))):
         yield
         return
     saved: dict[str, Any] = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}

@@ -208,23 +208,29 @@ def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: boo
     return codes
 
 
-def _recompute_nonfinite(plan: Plan, lo: int, hi: int, values: dict[str, FArr]) -> None:
+def _recompute_nonfinite(plan: Plan, lo: int, hi: int, values: dict[str, FArr], finite: NDArray[np.bool_]) -> bool:
     """Re-evaluate element-wise the non-finite points of a block from a kernel whose non-finite
-    values may differ from the element-wise path's (a separable kernel without status bits)."""
+    values may differ from the element-wise path's (a separable kernel without status bits);
+    ``finite``: ``isfinite`` of the main output.  Whether any point was re-evaluated."""
     q = plan.quantity
-    idx = np.flatnonzero(~np.isfinite(values[q.outputs[0]]))
-    if idx.size:
-        sub = q.compute(_args_at(plan, lo, idx), plan.options)
-        for k in q.outputs:
-            values[k][idx] = sub[k]
+    if finite.all():
+        return False
+    idx = np.flatnonzero(~finite)
+    sub = q.compute(_args_at(plan, lo, idx), plan.options)
+    for k in q.outputs:
+        values[k][idx] = sub[k]
+    return True
 
 
-def finish_values(plan: Plan, lo: int, hi: int, values: dict[str, FArr], valid: NDArray[np.bool_]) -> None:
+def finish_values(plan: Plan, lo: int, hi: int, values: dict[str, FArr], valid: NDArray[np.bool_],
+                  finite_in_valid: bool = False) -> None:
     """:func:`finish` without the reasons: NaN where an axis breaks its constraint, and ``valid``
-    (the same points as ``finish``'s zero codes: finite, with every axis inside its constraint)."""
+    (the same points as ``finish``'s zero codes: finite, with every axis inside its constraint).
+    ``finite_in_valid``: ``valid`` holds ``isfinite`` of the main output already."""
     q = plan.quantity
     codes = _constraint_codes(plan, lo, hi)
-    np.isfinite(values[q.outputs[0]], out=valid)
+    if not finite_in_valid:
+        np.isfinite(values[q.outputs[0]], out=valid)
     if codes is not None:
         broken = codes != 0
         for k in q.outputs:
@@ -235,13 +241,17 @@ def finish_values(plan: Plan, lo: int, hi: int, values: dict[str, FArr], valid: 
 def reason_codes(plan: Plan, lo: int, hi: int, values: Mapping[str, FArr], valid: NDArray[np.bool_]) -> NDArray[np.int16] | None:
     """The reason codes of points ``lo..hi-1`` of a deferred chunk (``values``: the whole result).
 
-    As the chunk would have carried them: with a fused kernel, the block is evaluated again
-    element-wise with its status bits (the same values, bit for bit); otherwise the quantity's
+    As the chunk would have carried them: with a fused kernel, the chunk is evaluated again with
+    its status bits (the same values, bit for bit) -- a separable chunk (whole rows) by the
+    separable kernel, an element-wise block by the element-wise one; otherwise the quantity's
     status function at the non-finite points (:func:`finish`'s own path).
     """
     if valid.all():
         return None
     q = plan.quantity
+    if plan.path == "outer" and _fills_status(plan.outer):
+        # a chunk of whole rows: the separable kernel again, now with its status bits
+        return _outer(plan, lo, hi, None).codes
     scratch = {k: np.array(values[k][lo:hi]) for k in q.outputs}   # finish writes NaN where it already is
     if _fills_status(q.compute):
         status = np.empty(hi - lo, dtype=np.int8)
@@ -369,13 +379,12 @@ def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None,
     # the axes the caller left at their defaults are passed by name, as the options are
     kwargs: dict[str, Any] = {**plan.options, **plan.grid.fixed}
     fused = _fills_status(plan.outer)
-    if fused:
-        if reasons:
-            status_block = np.empty(shape, dtype=np.int8)
-            kwargs["status"] = status_block
-        if out is not None and perm == sorted(perm):
-            # the block is already in the grid's order: the kernel writes the result's own slice
-            kwargs["out"] = out[main].reshape(shape)
+    if fused and reasons:
+        status_block = np.empty(shape, dtype=np.int8)
+        kwargs["status"] = status_block
+    if out is not None and perm == sorted(perm) and (fused or getattr(plan.outer, "takes_out", False)):
+        # the block is already in the grid's order: the kernel writes the result's own slice
+        kwargs["out"] = out[main].reshape(shape)
     block = np.asarray(plan.outer(*axes, **kwargs), dtype=np.float64)
     # a copy only where the block is not already in the grid's order
     values = {main: np.ascontiguousarray(np.transpose(block, perm)).reshape(-1)}
@@ -383,10 +392,10 @@ def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None,
         # the values only, the reasons when asked for: a fused kernel without its status bits
         # gives the element-wise values (but where an axis breaks its constraint, set to NaN
         # below), any other separable kernel is corrected where its result is not finite
-        if not fused:
-            _recompute_nonfinite(plan, lo, hi, values)
         valid = np.empty(hi - lo, dtype=bool) if out is None or "valid" not in out else out["valid"]
-        finish_values(plan, lo, hi, values, valid)
+        np.isfinite(values[main], out=valid)
+        redone = not fused and _recompute_nonfinite(plan, lo, hi, values, valid)
+        finish_values(plan, lo, hi, values, valid, finite_in_valid=not redone)
         return ChunkResult(lo, hi, values, valid, deferred=True)
     status = np.ascontiguousarray(np.transpose(status_block, perm)).reshape(-1) if fused else None
     codes = finish(plan, lo, hi, values, recompute=not fused, status=status)

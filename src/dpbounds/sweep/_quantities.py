@@ -26,8 +26,9 @@ A ``compute`` or ``outer`` with a true ``fills_status`` attribute also takes ``s
 int8 array (of the outputs' shape) it fills with the quantity's status bits in the same pass,
 equal to what ``status`` returns at every point whose axes obey their constraints.  The engine
 then reads the reasons of the non-finite points from it instead of calling ``status`` on them.
-Such an ``outer`` also takes ``out=``: the C-contiguous float64 block to write (and return).
-Any ``outer`` returns a new array or ``out``: the engine writes into it.
+Such an ``outer`` also takes ``out=``: the C-contiguous float64 block to write (and return),
+as does one with a true ``takes_out`` attribute.  Any ``outer`` returns a new array or
+``out``: the engine writes into it.
 """
 from __future__ import annotations
 
@@ -238,20 +239,38 @@ class _DeltaBoundOuter:
 _delta_bound_outer = _DeltaBoundOuter()
 
 
-def _rounds_required_outer(sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float) -> Any:
-    from dpbounds.outer import rounds_required_tiles
+class _RoundsRequiredOuter:
+    """The separable rounds_required, into ``out`` if given."""
 
-    # as the element-wise path: the per-epoch target first (per delta value), then the search
-    s, d = _outer_axes(sigma, delta)
-    return rounds_required_tiles(s, d, coefficient, validity_at == "target", epochs, np.empty((s.size, d.size)))
+    #: the outer function takes ``out=`` (see :data:`Quantity.outer`)
+    takes_out: ClassVar[bool] = True
+
+    def __call__(self, sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float,
+                 out: Any = None) -> Any:
+        from dpbounds.outer import rounds_required_tiles
+
+        # as the element-wise path: the per-epoch target first (per delta value), then the search
+        s, d = _outer_axes(sigma, delta)
+        return rounds_required_tiles(s, d, coefficient, validity_at == "target", epochs,
+                                     np.empty((s.size, d.size)) if out is None else out)
 
 
-def _min_dataset_size_outer(sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float) -> Any:
-    from dpbounds.outer import min_dataset_size_tiles
+class _MinDatasetSizeOuter:
+    """The separable min_dataset_size, into ``out`` if given."""
 
-    s, m = _outer_axes(sigma, rounds)
-    # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
-    return min_dataset_size_tiles(s, m, clip_norm, noise_ratio, np.empty((s.size, m.size)))
+    #: the outer function takes ``out=`` (see :data:`Quantity.outer`)
+    takes_out: ClassVar[bool] = True
+
+    def __call__(self, sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float, out: Any = None) -> Any:
+        from dpbounds.outer import min_dataset_size_tiles
+
+        s, m = _outer_axes(sigma, rounds)
+        # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
+        return min_dataset_size_tiles(s, m, clip_norm, noise_ratio, np.empty((s.size, m.size)) if out is None else out)
+
+
+_rounds_required_outer = _RoundsRequiredOuter()
+_min_dataset_size_outer = _MinDatasetSizeOuter()
 
 
 def _rounds_closed_form(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None) -> dict[str, Any]:

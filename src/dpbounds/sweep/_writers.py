@@ -120,8 +120,10 @@ class MemoryWriter(Writer):
         if self.codes is not None:
             put_reasons(out, self.codes, table)
         for lo, hi in self.deferred:
-            for b0 in range(lo, hi, BLOCK):   # in blocks: the temporaries of reason_codes stay small
-                b1 = min(hi, b0 + BLOCK)
+            # element-wise chunks in blocks (the temporaries stay small); separable ones whole (rows)
+            step = hi - lo if self.plan.path == "outer" else BLOCK
+            for b0 in range(lo, hi, step):
+                b1 = min(hi, b0 + step)
                 codes = reason_codes(self.plan, b0, b1, self.values, self.valid[b0:b1])
                 if codes is not None:
                     put_reasons(out[b0:b1], codes, table)
