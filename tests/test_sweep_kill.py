@@ -36,3 +36,35 @@ def test_kill_and_resume(workdir, signame, moment, suffix, engine):
     elif moment == "compute":
         # the handled signals end the process only after it has saved its chunks, as the signal would
         assert row["ended"] == f"signal {signame}", row
+
+
+@pytest.mark.parametrize("limit, where", [(3000, "a part"), (60000, "the merged file")])
+def test_a_full_disk_in_a_real_process_ends_cleanly(tmp_path, limit, where):
+    """The OS refuses the write (RLIMIT_FSIZE: 'File too large', as a full disk refuses it)."""
+    import json
+    import subprocess
+
+    from cli_harness import child_env
+
+    out = tmp_path / "g.csv"
+    argv = ["sweep", "rounds_required", "--sigma", "0.5:4:40:lin", "--delta", "1e-12:1e-2:40:log", "--chunk-size",
+            "100", "--no-progress"]
+    child = ("import resource, signal, sys\n"
+             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+             f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+             "from dpbounds.cli import main\n"
+             f"sys.exit(main({argv + ['-o', str(out)]!r}))\n")
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=child_env(), timeout=300)
+    assert r.returncode == 2 and r.stderr.startswith(f"dpbounds: error: cannot write '{out}': File too large; the "), \
+        (where, r.stderr)
+    assert "resume=True continues" in r.stderr
+    state = json.loads((tmp_path / "g.csv.sweep.json").read_text())
+    partial = tmp_path / "g.csv.partial"
+    assert sorted(p.name for p in partial.iterdir()) == [p["file"] for p in state["parts"]]   # no temporary file
+    assert not out.exists() and not (tmp_path / "g.csv.sweep.lock").exists()
+    from dpbounds.cli import main
+
+    assert main([*argv, "--resume", "-o", str(out)]) == 0
+    full = tmp_path / "full.csv"
+    assert main([*argv, "-o", str(full)]) == 0
+    assert out.read_bytes() == full.read_bytes()
