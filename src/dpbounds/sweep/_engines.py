@@ -239,8 +239,8 @@ def _boxed(res: ChunkResult) -> NDArray[np.object_]:
     return out
 
 
-def _chunk_block(i: NDArray[np.int64], plan: Plan) -> NDArray[np.object_]:
-    return _boxed(evaluate_chunk(plan, int(i[0])))
+def _chunk_block(i: NDArray[np.int64], plan: Plan, stop: Interrupts | None = None) -> NDArray[np.object_]:
+    return _boxed(evaluate_chunk(plan, int(i[0]), stop=stop))
 
 
 def _dask(plan: Plan, start: int, workers: int | None, buffers: Buffers = None,
@@ -258,20 +258,25 @@ def _dask(plan: Plan, start: int, workers: int | None, buffers: Buffers = None,
     # the values and their status bits in one pass (a fused kernel) and the reason codes of the
     # same blocks, bit for bit the local result; only the codes travel back, not strings.
     chunk_ids = da.arange(start, plan.n_chunks, chunks=1, dtype=np.int64)
-    boxed = chunk_ids.map_blocks(_chunk_block, plan, dtype=object, chunks=((1,) * n,))
     client = active_client()
     if client is not None:
+        boxed = chunk_ids.map_blocks(_chunk_block, plan, dtype=object, chunks=((1,) * n,))
         parallel = max(1, sum(client.nthreads().values()))
         yield from _distributed(client, boxed, n, 2 * parallel, stop)
         return
-    # dask's own scheduler: a batch blocks until it is done, so a batch is one chunk per thread
-    # (a signal waits for at most one chunk)
+    # dask's own scheduler runs the tasks in threads of this process: they see the stop flag (a
+    # point-wise chunk stops between two points); a batch blocks until it is done, so a batch is
+    # one chunk per thread
+    boxed = chunk_ids.map_blocks(_chunk_block, plan, stop, dtype=object, chunks=((1,) * n,))
     batch = workers or os.cpu_count() or 1
     for b0 in range(0, n, batch):
         if _requested(stop):
             return
         blocks = [boxed.blocks[i] for i in range(b0, min(n, b0 + batch))]
-        arrays = dask.compute(*blocks, num_workers=workers) if workers is not None else dask.compute(*blocks)
+        try:
+            arrays = dask.compute(*blocks, num_workers=workers) if workers is not None else dask.compute(*blocks)
+        except Abandoned:   # a signal: the batch's other chunks are dropped too
+            return
         for a in arrays:
             yield a[0]
 
