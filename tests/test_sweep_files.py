@@ -255,8 +255,9 @@ def test_a_damaged_part_is_reported_and_its_chunks_computed_again(tmp_path, monk
     first, second = (tmp_path / (out.name + ".partial") / p["file"] for p in state["parts"][:2])
     _damage(first if how == "delete" else second, how)
     damaged = first if how == "delete" else second
-    with pytest.warns(UserWarning, match=rf"the part file .*{damaged.name}.* computed again"):
+    with pytest.warns(UserWarning, match=rf"the part file .*{damaged.name}.* computed again") as caught:
         _, tally = run_sweep(Q, out=out, chunk_size=4, resume=True, axes=AXES)
+    assert caught[0].filename == __file__   # it points at the caller's line
     assert tally.skipped == (0 if how == "delete" else 4)   # only the parts before the damaged one are kept
     assert content(out) == want
     assert names(tmp_path) == sorted([out.name, out.name + ".sweep.json", "ref9"])

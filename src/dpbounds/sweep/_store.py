@@ -31,6 +31,7 @@ file and what differs, before anything is changed.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -63,6 +64,17 @@ clock: Callable[[], float] = time.monotonic
 
 _MERGED = "merged"
 _TMP = ".tmp-"
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning issued by this module's caller that names the first frame
+    outside dpbounds (the line of the program that called the sweep)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).startswith("dpbounds."):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def at(moment: str) -> None:
@@ -346,7 +358,7 @@ class FileStore:
                     problem = "does not match its checksum in the manifest (altered)"
             if problem:
                 warnings.warn(f"sweep to {str(self.out)!r}: the part file {str(path)!r} {problem}; chunks {p.first} "
-                              f"to {m.n_chunks - 1} are computed again", UserWarning, stacklevel=2)
+                              f"to {m.n_chunks - 1} are computed again", UserWarning, stacklevel=_caller_level())
                 break
             good.append(p)
         if len(good) != len(m.parts):
