@@ -19,6 +19,8 @@
 #ifndef DPB_TRADEOFF_H
 #define DPB_TRADEOFF_H
 
+#include "dpb_domain.h"   /* DPB_CLT_SIGMA_MIN */
+
 #include "dpb_status.h"
 
 /* dpb_gaussian_tradeoff -- G_mu(a) = Phi(Phi^{-1}(1 - a) - mu).
@@ -91,8 +93,6 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *        0 < sigma < DPB_CLT_SIGMA_MIN (0.03) -> NaN: there the panels lose accuracy (measured
  *        1.7e-10 at sigma = 0.01, 4e-6 at 0.001), so the value is refused, not returned;
  *        sigma = inf or M = inf -> 1 - a (mu = 0). */
-/* smallest sigma at which dpb_tradeoff_clt answers (see EDGES above) */
-#define DPB_CLT_SIGMA_MIN 0.03
 double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated);
 
 /* dpb_tradeoff_clt_slope -- f_CLT'(a) = -s/n(x) int n(x s - A(z)) n(z) dz for the
