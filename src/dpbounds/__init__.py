@@ -15,8 +15,6 @@ Special functions and raw kernels (numpy ufuncs, NaN conventions):
 from dpbounds import _ufuncs as ufuncs
 from dpbounds import composition, outer, rdp, sampling
 from dpbounds._errors import DPBoundsError, PrecisionWarning
-from dpbounds._renamed import RENAMED as _RENAMED
-from dpbounds._renamed import renamed_getattr as _renamed_getattr
 from dpbounds._result import PrivacyBracket
 from dpbounds._ufuncs import lognormal_rho3
 from dpbounds.accountant import (
@@ -132,6 +130,3 @@ __all__ = [
     "theorem31",
     "ufuncs",
 ]
-
-# Earlier names that broke the one naming rule keep working, with a DeprecationWarning.
-__getattr__ = _renamed_getattr("dpbounds", globals(), tuple(_RENAMED))

@@ -27,7 +27,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._dispatch import call
-from dpbounds._renamed import renamed_getattr
 from dpbounds._validation import (
     Constraint,
     check_choice,
@@ -411,8 +410,3 @@ def gdp_mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLik
     <= 1e-14, tested).  Asymptotic, not a bound.  See docs/tradeoff.md.
     """
     return call("gdp_mu_poisson_drs", sigma=sigma, sample_rate=sample_rate, steps=steps)
-
-
-# ---------------------------------------------------------------- deprecated names
-__getattr__ = renamed_getattr("dpbounds.tradeoff", globals(),
-                              ("max_gap_gaussian", "mu_random_allocation", "mu_poisson", "mu_poisson_drs"))
