@@ -73,10 +73,10 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *         panels of width ~w_z = sigma/|x s + 1/D| around the switch point z_c (g = 0)
  *         and of width ~sigma ln 2 in the doubly exponential right tail; the grid
  *         bounds the width for the n(z) factor and for the slow exponential on the left.
- *         (The grid this replaced -- unit panels plus z_c +- w_z 2^k, |k| <= 6 -- was 3.5x
- *         slower and missed the tail when |x s + 1/D| < 1 at small sigma and M: error
- *         2e-11 at a = 0.499, sigma = 0.31, M = 3.  It survives only to place the slope's
- *         exponent offset.)
+ *         The level crossings also place panels in the tail when |x s + 1/D| < 1 at small
+ *         sigma and M, which a grid around z_c alone misses (tests/test_tradeoff.py::
+ *         test_clt_vs_mpmath, hard point a = 0.499053, sigma = 0.31154, M = 3).  The points
+ *         z_c +- w_z 2^k, |k| <= 6, serve only to place the slope's exponent offset.
  *         Panels to the left of the point where g drops below 8.5 contribute their
  *         normal mass Phi(z) in closed form (error <= Phi(-8.5) = 9.5e-18); panels whose
  *         bound Phi(g(left)) * max n * width is below 1e-18, and panels to the right of

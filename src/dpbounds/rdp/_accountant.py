@@ -301,7 +301,7 @@ class RDPAccountant(PrivacyAccountant):
         v = obj(upper)
         i = int(np.argmin(v))
         # only a clear improvement (beyond the refinement's rounding noise) replaces the optimum,
-        # so wherever the first local minimum was global the result is unchanged
+        # so where the first local minimum is global the scan of the upper orders leaves it as it is
         if float(v[i]) < best_v - _SCAN_MARGIN * max(1.0, abs(best_v)):
             best_v, best_a = self._refine(obj, np.concatenate([grid, upper]), float(v[i]), float(upper[i]))
         return best_v, best_a
