@@ -378,10 +378,10 @@ def test_pipe_into_head_is_silent(unbuffered):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_exits_130_with_one_line():
-    # a computation that takes ~15 s on an idle machine; interrupted after 3 s
-    proc = subprocess.Popen(cli_command("epsilon", "--sigma", "0.35", "--rounds", "1e5", "--epochs", "5",
-                                        "--delta", "1e-6"),
+def test_ctrl_c_exits_130_with_one_line(tmp_path):
+    # the exact curve at 20,000 points of (0.5, 1e6): minutes of work; interrupted after 3 s
+    proc = subprocess.Popen(cli_command("curve", "--sigma", "0.5", "--rounds", "1e6", "--points", "20000",
+                                        "--out", str(tmp_path / "curve.csv")),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
     try:
         time.sleep(3.0)

@@ -265,9 +265,11 @@ def test_rdp_epsilon_rounds_towards_the_bound():
 
 
 def test_tradeoff_clt_names_a_sigma_beyond_the_doubles():
-    # found by the CI fuzz run: the small-sigma refusal converted sigma with numpy first, so a
-    # Python int beyond the double range escaped as numpy's OverflowError
+    # a Python int beyond the double range is named, never numpy's OverflowError (the arguments
+    # are checked in order, so a bad a is named first)
     with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma\b"):
+        dpbounds.tradeoff_clt(np.array([0.5]), 10**400, 3.0)
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^a\b"):
         dpbounds.tradeoff_clt(np.array([np.nan]), 10**400, 3.0)
 
 

@@ -30,21 +30,12 @@ def test_public_names_resolve():
         assert getattr(dpbounds, name) is not None, name
 
 
-def test_renamed_names_warn_and_serve_the_same_function():
+def test_unknown_name_raises_attribute_error():
     import importlib
     import warnings
 
     import pytest
 
-    from dpbounds._renamed import RENAMED
-    for modname in ("dpbounds", "dpbounds.tradeoff"):
-        mod = importlib.import_module(modname)
-        for old, new in RENAMED.items():
-            if not hasattr(mod, new):
-                continue
-            with pytest.warns(DeprecationWarning, match=f"{old} is deprecated; use .*{new}"):
-                got = getattr(mod, old)
-            assert got is getattr(mod, new)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError):

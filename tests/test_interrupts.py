@@ -89,7 +89,7 @@ LONG_CALLS = {
     "ufunc buffered cast": ("x = np.full((3000, 1000), 1.0, dtype=np.float32)", "ufuncs.rounds_required_exact(x, 1e-5)"),
     "ufunc strided where=": ("x = np.full((1000, 6000), 1.0)[:, ::2]; o = np.empty_like(x)",
                              "ufuncs.rounds_required_exact(x, 1e-5, out=o, where=x > 0)"),
-    # hand-written kernels of the without-replacement RDP bounds (_kernels.pyx): order by order
+    # hand-written kernels of the without-replacement RDP bounds (_kernels_rdp.pxi): order by order
     # (wor_gaussian), and the integer-order tables (O(amax^2) terms: wor_table, pv_logd)
     "rdp wor_gaussian orders": ("from dpbounds import rdp; a = np.linspace(2, 2000, 1_000_000)",
                                 "rdp.subsampled_gaussian_wor(a, 1.0, 0.01, bound='theorem9')"),

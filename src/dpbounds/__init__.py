@@ -180,9 +180,8 @@ __all__ = [
 ]
 
 
-
 def __getattr__(name: str) -> Any:
-    """Import a public name on first use (see ``_LAZY``); earlier names warn (DeprecationWarning)."""
+    """Import a public name on first use (see ``_LAZY``)."""
     spec = _LAZY.get(name)
     if spec is not None:
         module, attr = spec
@@ -191,12 +190,7 @@ def __getattr__(name: str) -> Any:
             value = getattr(value, attr)
         globals()[name] = value
         return value
-    # earlier names that broke the one naming rule keep working, with a DeprecationWarning
-    from dpbounds._renamed import RENAMED, renamed_getattr
-
-    if name in RENAMED and RENAMED[name] not in globals():
-        __getattr__(RENAMED[name])
-    return renamed_getattr("dpbounds", globals(), tuple(RENAMED))(name)
+    raise AttributeError(f"module 'dpbounds' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

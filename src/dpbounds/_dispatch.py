@@ -33,7 +33,8 @@ def _plan(name: str) -> _Plan:
         # the table is imported on first use: `import dpbounds` need not build 62 declarations
         from dpbounds._ufunc_table import by_name
         spec = by_name(name)
-        plan = (getattr(_ufuncs, name), tuple((a.name, a.constraint) for a in spec.args), spec.nout)
+        # the stricter rule of the Python API where an argument declares one (Arg.validated)
+        plan = (getattr(_ufuncs, name), tuple((a.name, a.validated or a.constraint) for a in spec.args), spec.nout)
         _PLANS[name] = plan
     return plan
 

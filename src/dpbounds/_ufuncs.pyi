@@ -4,6 +4,10 @@ import numpy as np
 
 BERRY_ESSEEN_CONSTANT: float
 ROUNDS_MAX: float
+CLT_SIGMA_MIN: float
+RDP_ALPHA_MAX: float
+RDP_QUAD_MAX_NODES: float
+WOR_BOUNDS: tuple[tuple[str, int], ...]
 STATUS_BITS: tuple[tuple[str, int, str], ...]
 
 _delta_bound_checked_exact: np.ufunc

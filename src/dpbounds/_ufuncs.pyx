@@ -43,6 +43,14 @@ cnp.import_ufunc()
 BERRY_ESSEEN_CONSTANT = DPB_BE_CONSTANT
 #: Largest number of rounds searched, 2**53.
 ROUNDS_MAX = DPB_ROUNDS_MAX
+#: Smallest sigma at which the central-limit trade-off integral answers (below, its quadrature loses accuracy).
+CLT_SIGMA_MIN = DPB_CLT_SIGMA_MIN
+#: Largest RDP order the kernels evaluate (above it they give NaN).
+RDP_ALPHA_MAX = DPB_RDP_ALPHA_MAX
+#: Most quadrature nodes of one real-order evaluation of the Poisson-subsampled Gaussian (beyond: NaN).
+RDP_QUAD_MAX_NODES = DPB_RDP_QUAD_MAX_NODES
+#: The variants of the Renyi-DP bound for subsampling without replacement (bound=...).  (choice, C value) pairs.
+WOR_BOUNDS = (('theorem9', DPB_WOR_THEOREM9), ('improved', DPB_WOR_IMPROVED), ('lower', DPB_WOR_LOWER))
 
 #: (name, bit, reason) of every status bit the kernels can set.
 STATUS_BITS = (
@@ -1984,13 +1992,13 @@ gaussian_max_gap = _register(29, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_
     'max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        mu: >= 0\n        delta: in [0, 1]\n    Accuracy: <= 4 ulp (relative) for mu in [0, 60], delta in [0, 1].\n    Python API: dpbounds.gaussian_max_gap.\n    C function: dpb_gaussian_max_gap.\n    ')
 _funcs[30] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt
 tradeoff_clt = _register(30, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt',
-    'Central-limit trade-off integral of random allocation (untruncated); an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
+    'Central-limit trade-off integral of random allocation (untruncated); an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0 (the Python API: >= 0.03 and finite (below, the central-limit quadrature loses accuracy))\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
 _funcs[31] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt_truncated
 tradeoff_clt_truncated = _register(31, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt_truncated',
-    'Central-limit trade-off integral truncated at z_max; an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
+    'Central-limit trade-off integral truncated at z_max; an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0 (the Python API: >= 0.03 and finite (below, the central-limit quadrature loses accuracy))\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
 _funcs[32] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt_slope
 tradeoff_clt_slope = _register(32, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt_slope',
-    "Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-12 relative error for a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt_slope.\n    C function: dpb_tradeoff_clt_slope.\n    ")
+    "Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0 (the Python API: >= 0.03 and finite (below, the central-limit quadrature loses accuracy))\n        rounds: an integer >= 2\n    Accuracy: <= 1e-12 relative error for a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt_slope.\n    C function: dpb_tradeoff_clt_slope.\n    ")
 _funcs[33] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_edgeworth
 tradeoff_edgeworth = _register(33, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_edgeworth',
     'Edgeworth-corrected trade-off integral; an approximation, NaN where p_M is not invertible (see edgeworth_status).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 3\n    Accuracy: <= 1e-13 absolute error for c_M = gamma1/(6 sqrt M) <= 2.2.\n    Python API: dpbounds.tradeoff_edgeworth.\n    C function: dpb_tradeoff_edgeworth.\n    ')

@@ -45,6 +45,12 @@ def _finite(x: FArr) -> Any:
     return np.isfinite(x)
 
 
+#: Smallest sigma at which the central-limit trade-off integral and its slope answer: below it
+#: their quadrature loses accuracy.  The C core reads this value (tools/gen_ufuncs.py writes it
+#: into csrc/dpb_domain.h as DPB_CLT_SIGMA_MIN); tests/test_shared_constants.py checks they agree.
+CLT_SIGMA_MIN = 0.03
+
+
 class Constraint(enum.Enum):
     """The rules an argument can be declared to obey: ``(text, predicate)``.
 
@@ -67,6 +73,8 @@ class Constraint(enum.Enum):
     INTEGER_GE_1 = ("an integer >= 1", lambda x: _finite(x) & (x >= 1) & (x == np.floor(x)))
     INTEGER_GE_2 = ("an integer >= 2", lambda x: _finite(x) & (x >= 2) & (x == np.floor(x)))
     INTEGER_GE_3 = ("an integer >= 3", lambda x: _finite(x) & (x >= 3) & (x == np.floor(x)))
+    CLT_SIGMA = (f">= {CLT_SIGMA_MIN} and finite (below, the central-limit quadrature loses accuracy)",
+                 lambda x: (x >= CLT_SIGMA_MIN) & _finite(x))
 
     @property
     def text(self) -> str:

@@ -19,10 +19,13 @@ from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
 from dpbounds.rdp._mechanisms import (
+    _QUAD_MAX_NODES,
+    ALPHA_MAX,
     Mechanism,
     PoissonGaussian,
     SubsampledGaussianWOR,
     check_work,
+    short_number,
 )
 from dpbounds.rdp._outward import _EPS as _OUT_EPS
 from dpbounds.rdp._outward import _LOGDELTA as _OUT_LOGDELTA
@@ -111,8 +114,8 @@ class RDPAccountant(PrivacyAccountant):
                 raise DPBoundsError(f"orders must hold at most {ORDERS_MAX:,} orders (the memory cap), got {o.size:,}")
             self.orders = o
         mo = V.check_scalar("max_order", max_order, V.Constraint.REAL)
-        if not (2.0 <= mo <= 1e6):
-            raise DPBoundsError(f"max_order must be in [2, 1e6], got {max_order!r}")
+        if not (2.0 <= mo <= ALPHA_MAX):
+            raise DPBoundsError(f"max_order must be in [2, {short_number(ALPHA_MAX)}], got {max_order!r}")
         self.max_order = mo
         self._terms: dict[object, tuple[Mechanism, float]] = {}
         start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
@@ -251,7 +254,7 @@ class RDPAccountant(PrivacyAccountant):
                 f"orders must include a usable one: no usable order for {obj.target_name} = {obj.target!r}, "
                 f"the composed RDP curve is NaN at all {obj.skipped} orders tried "
                 "(e.g. fractional orders of the Poisson-subsampled Gaussian beyond its quadrature cap "
-                "of 1e6 nodes, cost ~ alpha / sigma^2); give integer orders (orders=...)")
+                f"of {short_number(_QUAD_MAX_NODES)} nodes, cost ~ alpha / sigma^2); give integer orders (orders=...)")
         return v_, a_
 
     def _search(self, obj: "_Objective", scan_all: bool) -> tuple[float, float]:
@@ -298,7 +301,7 @@ class RDPAccountant(PrivacyAccountant):
         v = obj(upper)
         i = int(np.argmin(v))
         # only a clear improvement (beyond the refinement's rounding noise) replaces the optimum,
-        # so wherever the first local minimum was global the result is unchanged
+        # so where the first local minimum is global the scan of the upper orders leaves it as it is
         if float(v[i]) < best_v - _SCAN_MARGIN * max(1.0, abs(best_v)):
             best_v, best_a = self._refine(obj, np.concatenate([grid, upper]), float(v[i]), float(upper[i]))
         return best_v, best_a

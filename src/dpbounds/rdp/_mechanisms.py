@@ -33,16 +33,25 @@ __all__ = [
     "Custom",
 ]
 
-_BOUNDS = {"theorem9": 0, "improved": 1, "lower": 2}
+#: bound name -> the C core's DPB_WOR_* value the kernels take (read from C)
+_BOUNDS = dict(_ufuncs.WOR_BOUNDS)
+
+#: largest order the RDP kernels evaluate: above it they answer NaN (read from C)
+ALPHA_MAX = float(_ufuncs.RDP_ALPHA_MAX)
+
+#: most quadrature nodes of one real-order evaluation: the C core answers NaN above it (read from C)
+_QUAD_MAX_NODES = float(_ufuncs.RDP_QUAD_MAX_NODES)
 
 
-#: DPB_RDP_QUAD_MAX_NODES of csrc/dpb_rdp_poisson.h: the C core answers NaN above it
-_QUAD_MAX_NODES = 1e6
+def short_number(x: float) -> str:
+    """A power of ten as messages write it: 1e6, not 1e+06."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 #: Most work one evaluation of a curve at a set of orders may take, in units of one quadrature
 #: node of the Poisson-subsampled Gaussian (about 50 ns): about 20 s.  More is refused before
 #: it starts, naming the orders (rdp.poisson_gaussian, rdp.subsampled_gaussian_wor and the
-#: accountant's fixed orders); 10^6 fractional orders used to run for minutes.
+#: accountant's fixed orders; tests/test_rdp_compiled.py::test_work_limit_refuses_a_million_fractional_orders_at_once).
 WORK_MAX = 4e8
 
 
@@ -70,7 +79,7 @@ def poisson_work(a: Any, s: Any, q: Any, compat: bool = False) -> float:
         nodes = np.where(nodes <= _QUAD_MAX_NODES, nodes, 0.0)
         if compat:
             nodes = nodes + np.where(frac, 5e4, 0.0)
-        terms = np.where(live & ~frac, np.minimum(a, 1e6), 0.0)
+        terms = np.where(live & ~frac, np.minimum(a, ALPHA_MAX), 0.0)
         return float(np.sum(nodes) + np.sum(terms))
 
 
@@ -80,7 +89,7 @@ def wor_work(a: Any) -> float:
     a = np.asarray(a, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         fin = np.isfinite(a) & (a >= 1.0)
-        return float(np.sum(np.where(fin, np.ceil(np.minimum(a, 1e6)), 0.0))) * 0.2
+        return float(np.sum(np.where(fin, np.ceil(np.minimum(a, ALPHA_MAX)), 0.0))) * 0.2
 
 
 def check_work(name: str, work: float, what: str) -> None:
@@ -295,8 +304,8 @@ class _IntegerTable(Mechanism):
             return out if out.ndim else out[()]
         fin = np.isfinite(a)
         amax = float(np.max(a[fin])) if fin.any() else 2.0
-        if amax > _rdp_alpha_max():
-            raise DPBoundsError(f"alpha must be <= {_rdp_alpha_max():g} for integer-order bounds, got {amax!r}")
+        if amax > ALPHA_MAX:
+            raise DPBoundsError(f"alpha must be <= {ALPHA_MAX:g} for integer-order bounds, got {amax!r}")
         af = np.where(fin, a, 2.0)
         lo = np.clip(np.floor(af), 2, None).astype(np.intp)
         hi = np.clip(np.ceil(af), 2, None).astype(np.intp)
@@ -308,10 +317,6 @@ class _IntegerTable(Mechanism):
             out = np.minimum(out, base)
         out = np.where(fin, out, self._at_inf())
         return out if out.ndim else out[()]
-
-
-def _rdp_alpha_max() -> float:
-    return 1e6
 
 
 #: Most orders beyond the table kept per object (_IntegerTable._far_values)
@@ -358,8 +363,8 @@ class SubsampledGaussianWOR(_IntegerTable):
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         a = np.asarray(alpha, dtype=np.float64)
-        if self._b == 2:   # lower bound: exact at real orders (no interpolation)
-            return np.asarray(_kernels.wor_gaussian(a, self.sigma, self.gamma, 2))
+        if self.bound == "lower":   # exact at real orders (no interpolation)
+            return np.asarray(_kernels.wor_gaussian(a, self.sigma, self.gamma, self._b))
         return super().rdp(a)
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
