@@ -31,7 +31,7 @@ from dpbounds import DPBoundsError, _ufuncs, rdp
 from dpbounds._ufunc_table import UFUNCS
 
 # the surface and its probes live in one place, shared with tools/gen_contract.py (the contract page)
-_resolve, _bad_values = contract_surface.resolve, contract_surface.bad_values
+_resolve, _bad_values, _point = contract_surface.resolve, contract_surface.bad_values, contract_surface.table_point
 
 
 def _choices(spec: Any) -> dict[str, Any]:
