@@ -219,6 +219,8 @@ def _autodp_poisson():
         return acc.get_eps(PO_DELTA)
 
 
+@pytest.mark.slow  # a peer cross-check (the peers' Python loops take seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-peers")
 def test_poisson_against_the_peers_at_their_default_orders(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -274,6 +276,8 @@ def _autodp_wor_theorem9():
         return acc.get_eps(DELTA)
 
 
+@pytest.mark.slow  # a peer cross-check (the peers' Python loops take seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-peers")
 def test_without_replacement_against_the_peers(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -292,7 +296,9 @@ def test_without_replacement_against_the_peers(benchmark):
 
 
 @pytest.mark.benchmark(group="rdp-peers")
-def test_grid_seconds(benchmark):
+def test_grid_seconds(benchmark, timing):
+    if not timing:
+        pytest.skip("a time figure, for the timed run (--benchmark-only); test_ours_grid_1e4 checks the grid")
     def run():
         wall = cpu = float("inf")
         for _ in range(3):
@@ -326,6 +332,8 @@ def _calibrate_dpa(tol):
     return dpacc.calibrate_dp_mechanism(dpacc.rdp.RdpAccountant, event, 3.0, 1e-5, tol=tol)
 
 
+@pytest.mark.slow  # a peer cross-check (the peers' Python loops take seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-peers")
 def test_calibration_against_dp_accounting_at_matched_tolerance(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")

@@ -182,7 +182,9 @@ def test_cf_tilted_grid_edges():
 
 
 # ---------------------------------------------------------------- M = 2: independent quadrature
-@pytest.mark.parametrize("sigma,cs", [(0.6, (0.5, 1.2, 2.9)), (0.7, (0.5, 1.2, 2.9, 6.0)),
+# ~2 s each: the ends of sigma in the fast suite, the middle in the slow tier
+@pytest.mark.parametrize("sigma,cs", [(0.6, (0.5, 1.2, 2.9)),
+                                      pytest.param(0.7, (0.5, 1.2, 2.9, 6.0), marks=pytest.mark.slow),
                                       (0.8, (0.5, 1.2, 2.9, 6.0))])
 def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
     assert isinstance(_law_best(sigma, 2.0), TiltedLognormalSum)  # the tilted path is exercised

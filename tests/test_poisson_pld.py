@@ -184,6 +184,7 @@ def test_segments_of_one_mechanism_equal_one_run():
     assert b[1] - b[0] <= 2e-3 * b[1]
 
 
+@pytest.mark.slow  # Monte Carlo (2e6 samples); test_heterogeneous_single_steps_against_quadrature is fast
 def test_heterogeneous_segments_against_monte_carlo(rng):
     segs = [(1.0, 0.3, 2), (0.7, 0.1, 3)]
     acc = PoissonPLD.from_segments(segs)
