@@ -543,8 +543,8 @@ def test_log_domain_lattice_cells_are_capped(monkeypatch):
 def test_axis_cap_and_integer_axis_memory():
     import tracemalloc
 
-    from dpbounds.sweep import parse_axis
-    from dpbounds.sweep._axes import MAX_AXIS_LENGTH
+    from dpbounds.sweeps import parse_axis
+    from dpbounds.sweeps._axes import MAX_AXIS_LENGTH
 
     assert MAX_AXIS_LENGTH == 10 ** 7
     with pytest.raises(dpbounds.DPBoundsError, match=r"^axis epochs: num must be at most 1e\+07"):

@@ -205,7 +205,7 @@ def test_fast_path_matches_array_path(coefficient):
     pairs = [(f, f.__wrapped__) for f in (dpbounds.delta_bound, dpbounds.rounds_required,
                                           dpbounds.rounds_closed_form, dpbounds.min_dataset_size)]
     for (fast, slow) in pairs:
-        assert fast is not slow and fast.__module__ == slow.__module__ == "dpbounds.theorem31"
+        assert fast is not slow and fast.__module__ == slow.__module__ == "dpbounds.allocation_bound"
     (db, db_py), (rr, rr_py), (cf, cf_py), (ds, ds_py) = pairs
     for s in _HARD:
         for x in _HARD:
@@ -226,7 +226,7 @@ def test_public_functions_show_their_python_definition():
     import importlib
     import inspect
 
-    module = importlib.import_module("dpbounds.theorem31")
+    module = importlib.import_module("dpbounds.allocation_bound")
     for name in ("delta_bound", "rounds_required", "rounds_closed_form", "min_dataset_size"):
         f = getattr(dpbounds, name)
         assert f is getattr(module, name)

@@ -5,11 +5,11 @@ import argparse
 import math
 from typing import Any
 
+from dpbounds.allocation_bound import min_dataset_size, rounds_closed_form, rounds_required, theorem31
 from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma
 from dpbounds.cli._output import EXIT_NOT_VALID, EXIT_OK, Column, emit_json, print_table
 from dpbounds.epochs import per_epoch_delta
-from dpbounds.theorem31 import min_dataset_size, rounds_closed_form, rounds_required, theorem31
 
 __all__ = ["TABLE1_SIGMAS", "register", "table1_rows"]
 
