@@ -3,7 +3,8 @@
 Validated API (raises ``ValueError`` naming the bad parameter):
     delta_bound, delta_bound_terms, theorem31, rounds_closed_form, rounds_required,
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
-Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
+Trade-off curves (``dpbounds.tradeoff``, ``TradeoffCurve``), Gaussian DP (``dpbounds.gdp``,
+``dpbounds.gdp_mu``), Renyi DP
 (``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``);
 batch samplers matching the accountants (``dpbounds.sampling``); Theorem 3.1 on Cartesian
 grids, axis by axis (``dpbounds.outer``); bulk sweeps of any of these over parameter grids
@@ -52,13 +53,15 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     **{name: ("dpbounds.planner", name) for name in ("Plan", "PlanPoint", "plan")},
     **{name: ("dpbounds.tradeoff", name) for name in (
         "edgeworth_status", "f0delta_compose", "f0delta_tradeoff", "gaussian_compose", "gaussian_f0delta_tradeoff",
-        "gaussian_max_gap", "gaussian_tradeoff", "gdp_delta", "gdp_epsilon", "gdp_mu_poisson", "gdp_mu_poisson_drs",
-        "gdp_mu_random_allocation", "multi_epoch_tradeoff", "sep", "sep_gaussian", "tradeoff_clt",
+        "gaussian_max_gap", "gaussian_tradeoff", "multi_epoch_tradeoff", "sep", "sep_gaussian", "tradeoff_clt",
         "tradeoff_clt_slope", "tradeoff_edgeworth", "tradeoff_lower_bound")},
+    **{name: ("dpbounds.gdp", name) for name in ("gdp_delta", "gdp_epsilon")},
+    **{name: ("dpbounds.gdp_mu", name) for name in (
+        "gdp_mu_poisson", "gdp_mu_poisson_drs", "gdp_mu_random_allocation")},
     # the submodules (attributes of the package once imported)
     **{name: (f"dpbounds.{name}", None) for name in (
-        "accountant", "allocation_bound", "calibration", "composition", "curve", "epochs", "normal", "outer",
-        "planner", "rdp", "sampling", "sweeps", "tradeoff")},
+        "accountant", "allocation_bound", "calibration", "composition", "curve", "epochs", "gdp", "gdp_mu",
+        "normal", "outer", "planner", "rdp", "sampling", "sweeps", "tradeoff")},
 }
 
 if TYPE_CHECKING:   # what the names are, for type checkers and editors
@@ -69,6 +72,8 @@ if TYPE_CHECKING:   # what the names are, for type checkers and editors
     from dpbounds import composition as composition
     from dpbounds import curve as curve
     from dpbounds import epochs as epochs
+    from dpbounds import gdp as gdp
+    from dpbounds import gdp_mu as gdp_mu
     from dpbounds import normal as normal
     from dpbounds import outer as outer
     from dpbounds import planner as planner
@@ -90,6 +95,8 @@ if TYPE_CHECKING:   # what the names are, for type checkers and editors
     from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
     from dpbounds.curve import TradeoffCurve
     from dpbounds.epochs import compose_delta, per_epoch_delta
+    from dpbounds.gdp import gdp_delta, gdp_epsilon
+    from dpbounds.gdp_mu import gdp_mu_poisson, gdp_mu_poisson_drs, gdp_mu_random_allocation
     from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
     from dpbounds.planner import Plan, PlanPoint, plan
     from dpbounds.sweeps import sweep
@@ -101,11 +108,6 @@ if TYPE_CHECKING:   # what the names are, for type checkers and editors
         gaussian_f0delta_tradeoff,
         gaussian_max_gap,
         gaussian_tradeoff,
-        gdp_delta,
-        gdp_epsilon,
-        gdp_mu_poisson,
-        gdp_mu_poisson_drs,
-        gdp_mu_random_allocation,
         multi_epoch_tradeoff,
         sep,
         sep_gaussian,

@@ -290,7 +290,7 @@ class _Exact:
 
     def _guess(self, sigma: float) -> int:
         """M from the Gaussian-DP asymptotics, mu^2 = E (e^{1/sigma^2} - 1) / (M - 1) (a start only)."""
-        from dpbounds.tradeoff import gdp_delta
+        from dpbounds.gdp import gdp_delta
 
         lo, hi = 1e-8, 1e3  # mu with gdp_delta(epsilon, mu) = delta, by bisection in log mu
         for _ in range(60):
