@@ -109,6 +109,16 @@ def test_delta_bound_nan_where_invalid_never_silent():
     assert ufuncs.delta_bound_exact(1.0, 1140369.0) == dpbounds.delta_bound(1.0, 1140369)
 
 
+@pytest.mark.parametrize("sigma, rounds", [(1.0, 1e6), (0.5, 100), (np.float64(1.0), 1e6), ([1.0], [1e6]),
+                                           (-1.0, 1e6)])
+def test_delta_bound_refuses_an_unknown_on_invalid_everywhere(sigma, rounds):
+    # at a valid point, an invalid one and bad input, through the compiled fast path and the
+    # Python function alike: the policy is checked before any answer is returned
+    for f in (dpbounds.delta_bound, dpbounds.delta_bound.__wrapped__):
+        with pytest.raises(dpbounds.DPBoundsError, match="on_invalid must be one of 'nan', 'raise', got 'bogus'"):
+            f(sigma, rounds, on_invalid="bogus")
+
+
 def test_theorem31_result_object():
     r = dpbounds.theorem31(1.0, 1140369, delta=0.01)
     assert r.valid and bool(r) and r.reason == "" and r.certified_delta == 0.01

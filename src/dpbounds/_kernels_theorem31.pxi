@@ -87,6 +87,8 @@ def delta_bound(sigma, rounds, coefficient="exact", *, on_invalid="nan"):
         kind = DPB_COEF_SIMPLIFIED
     else:
         return _py_delta_bound(sigma, rounds, coefficient, on_invalid=on_invalid)
+    if not (on_invalid == "nan" or on_invalid == "raise"):   # refused, by name, even at a valid point
+        return _py_delta_bound(sigma, rounds, coefficient, on_invalid=on_invalid)
     if _as_double(sigma, &s) and _as_double(rounds, &m):
         st = dpb_t31_checked(_prepared(s, kind), m, &r)
         if st == 0:

@@ -5,7 +5,7 @@ import argparse
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
@@ -144,10 +144,6 @@ def _read_toml(path: str) -> dict[str, Any]:
         axes[name] = spec
     data["axes"] = axes
     return data
-
-
-def _given(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
-    return [n for n in names if getattr(args, n, None) is not None]
 
 
 def handler(args: argparse.Namespace) -> int:
