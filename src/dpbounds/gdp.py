@@ -49,7 +49,7 @@ def gdp_epsilon(delta: ArrayLike, mu: ArrayLike) -> Any:
 
     Safeguarded Halley iteration on ``log delta(eps)`` in C (~0.4 microseconds per point);
     for mu <= 0.01, Newton in ``z = eps/mu`` on the small-mu form of :func:`gdp_delta`
-    (no difference of nearly equal Mills ratios, which made eps wrong below mu ~ 1e-8).
+    (no difference of nearly equal Mills ratios, which would lose eps below mu ~ 1e-8).
     Relative error <= 1e-13 against an mpmath root for delta in [1e-300, delta(0)) and
     mu in [2.2e-308, 50] (measured 1.4e-14); a subnormal eps carries the spacing of the
     subnormals and is rounded up.  Not claimed beyond mu = 50: from mu ~ 1e40 on the relative
