@@ -37,7 +37,7 @@ def _cross(ox: float, oy: float, ax: float, ay: float, px: float, py: float) -> 
 
     Near the bottom of the double range the products underflow (2.2e-308 * 1e-300 is 0), which
     would make a strict turn look collinear and drop a hull vertex; there the sign is taken
-    from exact rational arithmetic.  Elsewhere the float value as before.
+    from exact rational arithmetic.  Elsewhere it is the float value.
     """
     u1, v2, v1, u2 = ax - ox, py - oy, ay - oy, px - ox
     t1, t2 = u1 * v2, v1 * u2
