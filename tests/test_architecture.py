@@ -42,6 +42,8 @@ def layers() -> dict[str, int]:
     for layer, modules, _ in _table("## The layers, bottom to top"):
         number = int(layer.split(".")[0])
         for name in _CODE.findall(modules):
+            if name.endswith(".pxd"):   # Cython declarations, src/dpbounds/<name>.pxd
+                name = "dpbounds." + name[:-len(".pxd")]
             if name.startswith("dpbounds"):
                 assert name not in out, f"{name} is in two layers"
                 out[name] = number
