@@ -123,5 +123,5 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     from dpbounds.sweep._sweep import run_sweep
 
     result, _ = run_sweep(quantity, out=out, chunk_size=chunk_size, progress=progress, engine=engine, zipped=zip,
-                          resume=resume, overwrite=overwrite, workers=workers, axes=axes)
+                          resume=resume, overwrite=overwrite, workers=workers, axes=axes, count_invalid=False)
     return result

@@ -92,8 +92,12 @@ def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size:
 def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = None, chunk_size: int | None = None,
               progress: bool | None = None, engine: str = "local", zipped: bool = False, resume: bool = False,
               overwrite: bool = False, workers: int | None = None,
-              axes: Mapping[str, Any]) -> tuple[Any, Tally]:
-    """:func:`sweep`, returning also the :class:`Tally` (the command line prints it)."""
+              axes: Mapping[str, Any], count_invalid: bool = True) -> tuple[Any, Tally]:
+    """:func:`sweep`, returning also the :class:`Tally` (the command line prints it).
+
+    ``count_invalid=False``: the tally's ``invalid`` stays 0 (a pass over ``valid`` per chunk
+    that :func:`sweep` does not need; the imprecise points are counted either way).
+    """
     V.check_choice("engine", engine, ENGINES)
     if progress not in (None, True, False):
         raise DPBoundsError(f"progress must be None, True or False, got {progress!r}")
@@ -117,7 +121,7 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
             try:
                 for res in chunks:
                     writer.write(res)
-                    count_chunk(tally, res)
+                    count_chunk(tally, res, count_invalid)
                     bar.update(res.hi - res.lo)
                 interrupts.check()   # the engine stopped early: a signal came
             finally:
@@ -133,13 +137,18 @@ def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = 
     return writer.result(), tally
 
 
-def count_chunk(tally: Tally, res: ChunkResult) -> None:
-    """Add one chunk's points to the tally."""
+def count_chunk(tally: Tally, res: ChunkResult, invalid: bool = True) -> None:
+    """Add one chunk's points to the tally (``invalid=False``: all but the invalid ones)."""
     n = res.hi - res.lo
     tally.points += n
-    tally.invalid += n - int(np.count_nonzero(res.valid))
-    if "tolerance_met" in res.values:
-        tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
+    imprecise = "tolerance_met" in res.values
+    if not (invalid or imprecise):
+        return
+    valid = res.valid_mask()
+    if invalid:
+        tally.invalid += n - int(np.count_nonzero(valid))
+    if imprecise:
+        tally.imprecise += int(np.count_nonzero(valid & ~res.values["tolerance_met"]))
 
 
 def warn_imprecise(q: Quantity, tally: Tally) -> None:
