@@ -5,6 +5,11 @@ forms through the compiled ufuncs on whole chunks, the exact accountants point b
 over a Cartesian grid or a point list, on this process, local processes or dask.
 :func:`parse_axis` turns an axis spec into its values; ``QUANTITIES`` is the registry.  See
 docs/sweep.md.  The machinery is imported on the first call, so ``import dpbounds`` stays fast.
+
+Reading order, bottom up: ``_axes`` (one axis, parsed), ``_grid`` (the points and their
+chunks), ``_rdp`` and ``_quantities`` (what can be computed), ``_evaluate`` (one chunk),
+``_interrupt`` and ``_engines`` (where chunks run and how they stop), ``_manifest``, ``_store``
+and ``_writers`` (the files), ``_progress``, and ``_sweep``, the driver behind :func:`sweep`.
 """
 from __future__ import annotations
 
@@ -77,7 +82,7 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
         default scheduler.
     **axes
         Each axis of the quantity: a number, a sequence or array, ``(start, stop, num,
-        "lin"|"log")`` or ``"start:stop:num:lin|log"`` (see :func:`dpbounds.sweep.parse_axis`);
+        "lin"|"log")`` or ``"start:stop:num:lin|log"`` (see :func:`dpbounds.sweeps.parse_axis`);
         optional axes take their default.  Options (``coefficient="simplified"``, ...) go here
         too.
 
@@ -123,5 +128,5 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     from dpbounds.sweeps._sweep import run_sweep
 
     result, _ = run_sweep(quantity, out=out, chunk_size=chunk_size, progress=progress, engine=engine, zipped=zip,
-                          resume=resume, overwrite=overwrite, workers=workers, axes=axes)
+                          resume=resume, overwrite=overwrite, workers=workers, axes=axes, count_invalid=False)
     return result
