@@ -2,8 +2,8 @@
 
 One case per kind of warning the package emits: PrecisionWarning from the accountants (direct,
 through the Opacus-style history, Poisson), from the trade-off envelope and from a sweep;
-numpy's RuntimeWarning for a genuine overflow, re-issued at the caller's line.  (The package
-issues no DeprecationWarning: the renamed names were removed before any release.)  Each asserts the warning's filename is this file and its line
+numpy's RuntimeWarning for a genuine overflow,
+re-issued at the caller's line.  Each asserts the warning's filename is this file and its line
 the line of the call.
 """
 from __future__ import annotations
@@ -17,7 +17,6 @@ import pytest
 import dpbounds
 import dpbounds.outer
 import dpbounds.rdp as rdp
-import dpbounds.tradeoff
 from dpbounds import PoissonAccountant, PrecisionWarning, RandomAllocationAccountant, RandomAllocationPLD
 from dpbounds._dispatch import MAY_OVERFLOW
 from dpbounds._errors import numpy_warnings_at_caller, warn
