@@ -2,8 +2,8 @@
 
 Run:  python -m pytest bench/test_bench_dpsgd.py --benchmark-only -s
       DPBOUNDS_BENCH_FULL=1 ... for the issue-size loop (10^4 steps; default 500 in CI).
-Printed ratios are measured in one run; only generous floors are asserted (a shared 2-core
-machine is noisy), and the answers themselves are always asserted.
+Printed ratios are measured in one run; only generous floors are asserted, in the timed run only
+(a shared 2-core machine is noisy), and the answers themselves are always asserted.
 """
 import os
 import time
@@ -61,20 +61,33 @@ def test_step_is_microseconds(benchmark):
 def test_training_loop_all_accountants(benchmark):
     clear_cache()
     eps_ra, t_ra = _timed(_loop, RandomAllocationAccountant())
-    eps_rdp, t_rdp = _timed(_loop, RDPAccountant())
     clear_cache()
     eps_po, t_po = _timed(_loop, PoissonAccountant())
-    eps_dpa, t_dpa = benchmark.pedantic(lambda: _timed(_loop_dp_accounting), rounds=1, iterations=1)
+    eps_rdp, t_rdp = benchmark.pedantic(lambda: _timed(_loop, RDPAccountant()), rounds=1, iterations=1)
     ms = lambda t: 1e3 * t / STEPS  # noqa: E731
     print(f"\n{STEPS} steps (sigma = 1, M = {M}), epsilon at every epoch end, ms per step amortised:"
           f"\n  random allocation (exact) {ms(t_ra):.3f}  eps {eps_ra:.4f}"
           f"\n  Poisson (exact PLD)       {ms(t_po):.3f}  eps {eps_po:.4f}"
-          f"\n  Poisson (RDP, dpbounds)   {ms(t_rdp):.3f}  eps {eps_rdp:.4f}"
+          f"\n  Poisson (RDP, dpbounds)   {ms(t_rdp):.3f}  eps {eps_rdp:.4f}")
+    # answers: tight accounting below RDP; random allocation below Poisson at the same rate
+    assert eps_ra < eps_po < eps_rdp
+
+
+@pytest.mark.slow  # a peer cross-check: dp-accounting's loop takes ~0.1 s a step
+@pytest.mark.peers
+@pytest.mark.benchmark(group="training-loop")
+def test_training_loop_dp_accounting(benchmark, timing):
+    pytest.importorskip("dp_accounting", reason="dp-accounting not installed")
+    eps_rdp, t_rdp = _timed(_loop, RDPAccountant())
+    eps_dpa, t_dpa = benchmark.pedantic(lambda: _timed(_loop_dp_accounting), rounds=1, iterations=1)
+    ms = lambda t: 1e3 * t / STEPS  # noqa: E731
+    print(f"\n{STEPS} steps (sigma = 1, M = {M}), epsilon at every epoch end, ms per step amortised:"
+          f"\n  Poisson (RDP, dpbounds)      {ms(t_rdp):.3f}  eps {eps_rdp:.4f}"
           f"\n  Poisson (RDP, dp-accounting) {ms(t_dpa):.3f}  eps {eps_dpa:.4f}"
           f"\n  dpbounds RDP is {t_dpa / t_rdp:.1f}x faster than dp-accounting's driven the same way")
-    # answers: tight accounting below RDP; random allocation below Poisson at the same rate
-    assert eps_ra < eps_po < eps_rdp <= eps_dpa * (1 + 1e-9)
-    assert t_rdp < t_dpa  # generous floor; the ratio is printed
+    assert eps_rdp <= eps_dpa * (1 + 1e-9)  # the same RDP conversion, at least as tight
+    if timing:
+        assert t_rdp < t_dpa  # generous floor; the ratio is printed
 
 
 @pytest.mark.benchmark(group="mid-epoch")
@@ -84,8 +97,10 @@ def test_mid_epoch_query_warm(benchmark):
     assert eps > RandomAllocationAccountant(1.0, M, 5).get_epsilon(1e-5)
 
 
+@pytest.mark.slow  # a peer cross-check (seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="calibration")
-def test_calibration_against_dp_accounting(benchmark):
+def test_calibration_against_dp_accounting(benchmark, timing):
     dpa = pytest.importorskip("dp_accounting", reason="dp-accounting not installed")
     N, B, E = 60000, 256, 10
     q, T = B / N, int(E / (B / N))
@@ -110,4 +125,5 @@ def test_calibration_against_dp_accounting(benchmark):
           f"\n  Poisson exact PLD eps=3: {pld:.5f} in {t_pld:.2f} s"
           f"\n  random allocation exact eps=1: {ra1:.5f} in {t_ra1:.2f} s (sigma ~ 1)")
     assert ours <= ref * 1.002 and 0.68 < pld < 0.70 and 1.0 < ra1 < 1.05
-    assert t_ours < t_ref  # generous floor; the ratio is printed
+    if timing:
+        assert t_ours < t_ref  # generous floor; the ratio is printed

@@ -15,7 +15,8 @@ Groups (pytest-benchmark, one grid each):
 variant once; the minimum over rounds is kept, so load changes hit all sides alike), on
 1e4 x 2e3 and, where at least 4 GB of memory are available, on the 1e4 x 1e4 grid of the
 issue (800 MB of output), prints the ratios and asserts the target: delta_bound_outer at
-least 5x the throughput of the broadcasting expression.
+least 5x the throughput of the broadcasting expression.  With --benchmark-disable (the test
+suite) every benchmark runs once on a 200 x 100 grid and asserts its answer only.
 
 Run:  PYTHONPATH=src python -m pytest bench/test_bench_outer.py --benchmark-only -s
 """
@@ -31,6 +32,7 @@ from dpbounds import ufuncs
 from dpbounds.outer import delta_bound_outer, min_dataset_size_outer, rounds_required_outer
 
 NS, NM = 10**4, 2 * 10**3
+NS_UNTIMED, NM_UNTIMED = 200, 100
 
 
 def _axes(ns, nm):
@@ -38,13 +40,14 @@ def _axes(ns, nm):
 
 
 @pytest.fixture(scope="module")
-def grid():
-    s, m = _axes(NS, NM)
-    return s, m, np.empty((NS, NM)), np.ones((NS, NM))
+def grid(timing):
+    ns, nm = (NS, NM) if timing else (NS_UNTIMED, NM_UNTIMED)
+    s, m = _axes(ns, nm)
+    return s, m, np.empty((ns, nm)), np.ones((ns, nm))
 
 
 def _check_rows(got, s, m):
-    for i in range(0, s.size, 997):
+    for i in range(0, s.size, 997 if s.size > 997 else 37):
         np.testing.assert_array_equal(got[i], dpbounds.delta_bound(s[i], m))
 
 
@@ -111,14 +114,16 @@ def test_rounds_required_broadcast(benchmark, sigma_delta):
 def test_min_dataset_size_outer(benchmark, grid):
     s, m, out, _ = grid
     got = benchmark(min_dataset_size_outer, s, m, 1.0, 0.1, out=out)
-    np.testing.assert_array_equal(got[::997], dpbounds.min_dataset_size(s[::997, None], m[None, :]))
+    k = 997 if s.size > 997 else 37
+    np.testing.assert_array_equal(got[::k], dpbounds.min_dataset_size(s[::k, None], m[None, :]))
 
 
 @pytest.mark.benchmark(group="outer-min_dataset_size")
 def test_min_dataset_size_broadcast(benchmark, grid):
     s, m, _, _ = grid
     got = benchmark(dpbounds.min_dataset_size, s[:, None], m[None, :])
-    np.testing.assert_array_equal(got[::997], min_dataset_size_outer(s[::997], m))
+    k = 997 if s.size > 997 else 37
+    np.testing.assert_array_equal(got[::k], min_dataset_size_outer(s[::k], m))
 
 
 # ---------------------------------------------------------------- same-run ratios
@@ -174,9 +179,16 @@ def _delta_bound_ratios(ns, nm, rounds):
 
 
 @pytest.mark.benchmark(group="outer-ratios")
-def test_ratios_interleaved(benchmark):
+def test_ratios_interleaved(benchmark, timing):
     # a benchmark test only so that --benchmark-only runs it; the timing is done here
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    if not timing:
+        # --benchmark-disable: every variant once on a small grid; the ratios are the timed run's
+        _delta_bound_ratios(NS_UNTIMED, NM_UNTIMED, 1)
+        s, d = np.linspace(0.5, 3.0, 20), np.logspace(-4, -1, 20)
+        _interleaved({"outer": lambda: rounds_required_outer(s, d),
+                      "broadcast": lambda: dpbounds.rounds_required(s[:, None], d[None, :])}, 1)
+        return
     lines = []
     r1, r1n, text = _delta_bound_ratios(NS, NM, 5)
     lines += text

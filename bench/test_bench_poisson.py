@@ -70,6 +70,8 @@ def test_ours_cold(benchmark):
     assert 0 < lo <= hi and (hi - lo) / hi <= 1e-3
 
 
+@pytest.mark.slow  # a peer cross-check (seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="poisson-eps")
 def test_peer_dp_accounting(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -78,6 +80,8 @@ def test_peer_dp_accounting(benchmark):
     assert lo <= eps * (1 + 1e-3) and eps <= hi * (1 + 1e-3)  # the pessimistic value sits at our bracket
 
 
+@pytest.mark.slow  # a peer cross-check (seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="poisson-eps")
 def test_peer_prv_opacus(benchmark):
     pytest.importorskip("prv_accountant", reason="prv-accountant (peer) not installed")
@@ -87,9 +91,11 @@ def test_peer_prv_opacus(benchmark):
 
 
 @pytest.mark.benchmark(group="poisson-ratios")
-def test_ratios(benchmark):
+def test_ratios(benchmark, timing):
     # a benchmark test only so that --benchmark-only runs it; it times nothing of interest
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    if not timing:
+        pytest.skip("time ratios: measured by the timed run (--benchmark-only)")
     if "ours" not in _RESULTS or len(_RESULTS) < 2:
         pytest.skip("run the whole file: the ratios need ours and at least one peer timed in this run")
     t_ours, (lo, hi) = _RESULTS["ours"]

@@ -140,6 +140,8 @@ def test_default_tolerance_at_many_epochs(sigma, M, E):
     assert b.tolerance_met
 
 
+@pytest.mark.slow  # a peer cross-check (PLD_accounting compiles with numba: seconds)
+@pytest.mark.peers
 def test_cold_e1_vs_peer_m100():
     pa = pytest.importorskip("PLD_accounting", reason="pld-accounting not installed")
 

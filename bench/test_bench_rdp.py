@@ -44,8 +44,8 @@ def _ours_point(sigma=SIGMA, gamma=GAMMA):
     return R.epsilon(rdp, ORDERS, DELTA, conversion="classic")
 
 
-def _ours_grid():
-    rdp = R.subsampled_gaussian_wor(ORDERS[None, None, :], GRID_S[:, None, None], GRID_G[None, :, None])
+def _ours_grid(grid_s=GRID_S, grid_g=GRID_G):
+    rdp = R.subsampled_gaussian_wor(ORDERS[None, None, :], grid_s[:, None, None], grid_g[None, :, None])
     return R.epsilon(STEPS * rdp, ORDERS, DELTA, conversion="classic")
 
 
@@ -81,6 +81,8 @@ def test_autodp_600k(benchmark):
     assert _ours_point() <= e * (1 + 1e-9) and _ours_point() == pytest.approx(e, rel=1e-6)
 
 
+@pytest.mark.slow  # a peer cross-check: dp-accounting's WOR RDP is a Python loop (seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-600k")
 def test_dp_accounting_600k(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -89,12 +91,14 @@ def test_dp_accounting_600k(benchmark):
 
 
 @pytest.mark.benchmark(group="rdp-grid")
-def test_ours_grid_1e4(benchmark):
-    e = benchmark.pedantic(_ours_grid, rounds=3, iterations=1)
-    assert e.shape == (100, 100) and np.all(np.isfinite(e))
+def test_ours_grid_1e4(benchmark, timing):
+    step = 1 if timing else 4  # untimed: every 4th sigma and gamma of the grid (25 x 25)
+    gs, gg = GRID_S[::step], GRID_G[::step]
+    e = benchmark.pedantic(_ours_grid, args=(gs, gg), rounds=3, iterations=1)
+    assert e.shape == (gs.size, gg.size) and np.all(np.isfinite(e))
     assert np.all(np.diff(e, axis=0) <= 1e-12 * e[1:])     # decreasing in sigma
-    i, j = 37, 61
-    assert e[i, j] == pytest.approx(_ours_point(GRID_S[i], GRID_G[j]), rel=1e-14)
+    i, j = (37, 61) if timing else (9, 15)
+    assert e[i, j] == pytest.approx(_ours_point(gs[i], gg[j]), rel=1e-14)
 
 
 @pytest.mark.benchmark(group="rdp-grid")
@@ -105,6 +109,8 @@ def test_autodp_grid_one_point(benchmark):
     assert _ours_point(GRID_S[i], GRID_G[j]) <= e * (1 + 1e-9)
 
 
+@pytest.mark.slow  # a peer cross-check: dp-accounting's WOR RDP is a Python loop (seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-grid")
 def test_dp_accounting_grid_one_point(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -213,6 +219,8 @@ def _autodp_poisson():
         return acc.get_eps(PO_DELTA)
 
 
+@pytest.mark.slow  # a peer cross-check (the peers' Python loops take seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-peers")
 def test_poisson_against_the_peers_at_their_default_orders(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -268,6 +276,8 @@ def _autodp_wor_theorem9():
         return acc.get_eps(DELTA)
 
 
+@pytest.mark.slow  # a peer cross-check (the peers' Python loops take seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-peers")
 def test_without_replacement_against_the_peers(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
@@ -286,7 +296,9 @@ def test_without_replacement_against_the_peers(benchmark):
 
 
 @pytest.mark.benchmark(group="rdp-peers")
-def test_grid_seconds(benchmark):
+def test_grid_seconds(benchmark, timing):
+    if not timing:
+        pytest.skip("a time figure, for the timed run (--benchmark-only); test_ours_grid_1e4 checks the grid")
     def run():
         wall = cpu = float("inf")
         for _ in range(3):
@@ -320,6 +332,8 @@ def _calibrate_dpa(tol):
     return dpacc.calibrate_dp_mechanism(dpacc.rdp.RdpAccountant, event, 3.0, 1e-5, tol=tol)
 
 
+@pytest.mark.slow  # a peer cross-check (the peers' Python loops take seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="rdp-peers")
 def test_calibration_against_dp_accounting_at_matched_tolerance(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")

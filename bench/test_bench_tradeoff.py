@@ -17,6 +17,7 @@ from scipy.special import ndtr, ndtri
 from dpbounds import _ufuncs as uf
 
 N_FAST = 100_000
+N_UNTIMED = 3_000   # --benchmark-disable: the compiled kernels on fewer points (the loops' 300 included)
 N_LOOP = 300
 SQRT1_2 = math.sqrt(0.5)
 INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -59,8 +60,8 @@ def quad_clt(a, sigma, M, phi=None):
 
 
 @pytest.fixture(scope="module")
-def clt_points():
-    return _clt_points(N_FAST)
+def clt_points(timing):
+    return _clt_points(N_FAST if timing else N_UNTIMED)
 
 
 @pytest.mark.benchmark(group="tradeoff_clt")
@@ -116,8 +117,8 @@ def brentq_eps(delta, mu, fdelta=_delta_py):
 
 
 @pytest.fixture(scope="module")
-def gdp_points():
-    return _gdp_points(N_FAST)
+def gdp_points(timing):
+    return _gdp_points(N_FAST if timing else N_UNTIMED)
 
 
 @pytest.mark.benchmark(group="gdp_epsilon")

@@ -30,8 +30,12 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20261129)
 
 
-# the measured-accuracy record (--record-accuracy, the record_accuracy fixture)
-from accuracy_record import pytest_addoption, pytest_sessionfinish, record_accuracy  # noqa: E402,F401
+# the accuracy claims (the record_accuracy fixture; --record-accuracy publishes the measurements)
+from accuracy_record import (  # noqa: E402,F401
+    pytest_addoption,
+    pytest_sessionfinish,
+    record_accuracy,
+)
 
 
 def pytest_configure(config):

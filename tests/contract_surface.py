@@ -1,17 +1,17 @@
 """The public surface and its declared input constraints, in one importable place.
 
-Read by ``tests/test_input_contract.py`` (which asserts the rejections) and by
-``tools/gen_contract.py`` (which runs the same bad inputs and writes what actually
-happens into ``docs/contract.md``).  Two sources, so nothing is declared twice:
+Read by ``tools/gen_contract.py`` (which runs the bad inputs and writes what happens into
+the contract page of the documentation), by ``tests/test_contract_table.py`` (which checks
+every row of that page: the exception type and the parameter named) and by
+``tests/test_input_contract.py`` (the validated wrappers' rejections, array forms included).
+Two sources, so nothing is declared twice:
 
 * the validated wrappers and raw ufuncs of the declaration table
   ``src/dpbounds/_ufunc_table.py`` (each argument's constraint is declared there);
 * the constructors and functions that are not table-driven, below: a factory taking
   keyword arguments, a valid point, and the constraint each parameter obeys.
-  ``OBJECTS`` is asserted to reject every bad value; ``DOCUMENTED`` is only run and
-  reported (their validation is checked by their own test files, named in
-  ``CHECKED_ELSEWHERE``), so a change in what they do shows up in the table on
-  regeneration instead of being hidden.
+  ``OBJECTS`` must reject every bad value; ``DOCUMENTED`` too, except the documented answers
+  listed in ``tests/test_contract_table.py`` (``ACCEPTED``).
 """
 from __future__ import annotations
 
@@ -26,9 +26,12 @@ from dpbounds._ufunc_table import UFUNCS
 from dpbounds._validation import Constraint
 
 # probe values and the kind of bad input each stands for
-PROBES = (math.nan, math.inf, -math.inf, -1.0, 0.0, 0.5, 1.5, 2.5, 1e300, -0.0)
+# (with the boundaries the constraints exclude: 1 for an open unit interval and orders above 1,
+# 2 below an integer >= 3, a non-integer above 3, an order beyond 1e4)
+PROBES = (math.nan, math.inf, -math.inf, -1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.5, 2e4, 1e300, -0.0)
 PROBE_KIND = {"nan": "NaN", "inf": "+inf", "-inf": "-inf", "-1.0": "negative", "0.0": "zero",
-              "0.5": "non-integer / in (0, 1)", "1.5": "above 1 / non-integer", "2.5": "non-integer",
+              "0.5": "non-integer / in (0, 1)", "1.0": "exactly 1", "1.5": "above 1 / non-integer",
+              "2.0": "exactly 2", "2.5": "non-integer", "3.5": "non-integer above 3", "20000.0": "2e4 (above 1e4)",
               "1e+300": "huge", "-0.0": "negative zero"}
 WRONG_TYPE = "one"
 
@@ -77,7 +80,7 @@ I1 = Constraint.INTEGER_GE_1
 Factory = tuple[Callable[..., Any], dict[str, Any], dict[str, Constraint]]
 
 # name -> (factory taking keyword arguments, valid keyword arguments, {parameter: constraint});
-# asserted by tests/test_input_contract.py::test_objects_reject
+# asserted by tests/test_contract_table.py::test_every_bad_input_on_the_page
 OBJECTS: dict[str, Factory] = {
     "rdp.Gaussian": (rdp.Gaussian, {"sigma": 1.0}, {"sigma": F}),
     "rdp.Laplace": (rdp.Laplace, {"b": 1.0}, {"b": F}),
@@ -100,9 +103,10 @@ def _first(it: Any) -> Any:
     return next(iter(it))
 
 
-# Not asserted here: what these do with each bad value is run and reported in docs/contract.md.
-# The constraint is the documented domain of the parameter; the factories stay cheap (no law
-# builds: accountants are constructed, not queried), so the table regenerates in seconds.
+# What these do with each bad value is run and published on the contract page, and checked row by
+# row (tests/test_contract_table.py).  The constraint is the documented domain of the parameter;
+# the factories stay cheap (no law builds: accountants are constructed, not queried), so the page
+# regenerates in a second.
 DOCUMENTED: dict[str, Factory] = {
     "accountant.RandomAllocationAccountant": (
         accountant.RandomAllocationAccountant, {"noise_multiplier": 1.1, "rounds_per_epoch": 100.0, "epochs": 1.0},

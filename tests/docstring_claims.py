@@ -5,10 +5,11 @@ ufuncs and of the validated functions that wrap them (``python=``).  Every other
 function whose docstring states an accuracy is listed here with the claim, the test that
 measures it against an independent reference (which hands its maximum to the
 ``record_accuracy`` fixture under ``key``), and a phrase of the docstring that states it.
-``tools/gen_contract.py`` publishes them with their measurements in docs/contract.md, and
-``tests/test_contract_table.py`` fails when a claim is unmeasured, contradicted by its
-measurement, no longer in its docstring, or when a public docstring states an accuracy that
-is in neither list (``public_accuracy_statements``).
+``tools/gen_contract.py`` publishes them with their measurements on the contract page.  The
+measuring test fails when its measurement exceeds the claim (``tests/accuracy_record.py``);
+``tests/test_generated.py`` when the named test does not exist or does not measure, and
+``tests/test_contract_table.py`` when the claim is no longer in its docstring, or when a public
+docstring states an accuracy that is in neither list (``public_accuracy_statements``).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class DocClaim:
 
     @property
     def key(self) -> str:
-        """The record key in docs/_data/measured_accuracy.json."""
+        """The name its test records the measurement under (record_accuracy)."""
         return self.function
 
 

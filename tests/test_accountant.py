@@ -62,6 +62,7 @@ def test_cli_epsilon_and_curve(tmp_path, capsys):
     assert data.shape == (5, 3) and data[0, 1] == 1.0
 
 
+@pytest.mark.slow  # a peer cross-check: PLD_accounting compiles its numba kernels first (seconds)
 @pytest.mark.peers
 @pytest.mark.parametrize("sigma,M,E", [(1.0, 100, 1), (2.0, 10, 1), (1.0, 100, 2)])
 def test_peer_pld_accounting_brackets_overlap(sigma, M, E):

@@ -181,6 +181,8 @@ def test_curve_rounds_and_epochs_1e0_forms(tmp_path, capsys):
     (["delta", "--sigma", "1e400", "--rounds", "100"], "argument --sigma: '1e400' is too large"),
     (["rounds", "--sigma", "1", "--delta", "1e-5", "--epochs", "1.5"], "argument --epochs: must be a whole number"),
     (["curve", "--sigma", "1", "--rounds", "100", "--points", "1", "--out", "c.csv"], "points must be >= 2"),
+    (["rounds", "--sigma", "abc", "--delta", "0.01"], "not a number"),
+    (["nosuchcommand"], "invalid choice"),
 ])
 def test_bad_values_one_line_exit_2(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
@@ -347,9 +349,17 @@ def buffering_env(unbuffered: bool) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("unbuffered", [False, True])
-@pytest.mark.parametrize("argv", [["table1"], ["--json", "gdp", "--mu", "1", "--eps", "1"], ["--version"],
-                                  ["rounds", "--help"]])
+def _pipe_cases():
+    # a process per case: main's own output buffered and unbuffered, and argparse's printing
+    # (whose unbuffered write error shows only at the flush) in the fast suite; the rest slow
+    fast = {("table1", False), ("table1", True), ("--version", True)}
+    for argv in (["table1"], ["--json", "gdp", "--mu", "1", "--eps", "1"], ["--version"], ["rounds", "--help"]):
+        for unbuffered in (False, True):
+            marks = () if (argv[-1], unbuffered) in fast else pytest.mark.slow
+            yield pytest.param(argv, unbuffered, marks=marks, id=f"{'-'.join(argv)}-{'unbuffered' if unbuffered else 'buffered'}")
+
+
+@pytest.mark.parametrize("argv,unbuffered", list(_pipe_cases()))
 def test_closed_pipe_is_silent(argv, unbuffered):
     # no reader at all: a write fails with EPIPE -- in the first print when unbuffered, else only
     # when the buffered output is flushed (which must happen inside main, not at interpreter exit)

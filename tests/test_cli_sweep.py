@@ -133,6 +133,10 @@ def test_toml_needs_tomllib_or_tomli(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+# a subprocess sweep of seconds per case: slow tier.  In the fast suite, the same steps in process
+# (test_sweep_files.py::test_a_kill_at_any_step_resumes_to_the_uninterrupted_file) and the CLI's
+# Ctrl-C exit (test_cli_contract.py::test_ctrl_c_exits_130_with_one_line)
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_ctrl_c_keeps_the_finished_chunks_and_resume_finishes_the_file(tmp_path, suffix):
     if suffix == ".parquet":

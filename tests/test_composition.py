@@ -120,7 +120,7 @@ def test_optimal_delta_tiny_values_vs_mpmath():
 
 
 @pytest.mark.parametrize("eps, delta, k, target", [
-    (0.1, 0.0, 100, 1e-5), (0.01, 1e-10, 1000, 1e-6), (0.5, 1e-6, 40, 1e-3),
+    (0.1, 0.0, 100, 1e-5), pytest.param(0.01, 1e-10, 1000, 1e-6, marks=pytest.mark.slow), (0.5, 1e-6, 40, 1e-3),
     pytest.param(1e-3, 0.0, 20000, 1e-8, marks=pytest.mark.slow)])
 def test_optimal_vs_mpmath_root(eps, delta, k, target, record_accuracy):
     mp.mp.dps = 40
@@ -241,7 +241,9 @@ def _gauss_eps0(d0: float, sigma: float, profile: str) -> float:
     return math.sqrt(2 * math.log(1 / d0)) / sigma + 0.5 / sigma ** 2
 
 
-@pytest.mark.parametrize("sigma, profile", [(5.0, "exact"), (1.0, "exact"), (5.0, "rdp")])
+# seconds each: the fast suite keeps one point of each profile, the slow tier all three
+@pytest.mark.parametrize("sigma, profile", [pytest.param(5.0, "exact", marks=pytest.mark.slow), (1.0, "exact"),
+                                            (5.0, "rdp")])
 def test_subsampled_advanced_is_the_minimum_over_a_dense_scan(sigma, profile):
     gamma, budget = 1e-3, 1e-8
     for k in [1, 300, 600_000]:

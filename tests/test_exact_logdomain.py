@@ -108,7 +108,8 @@ def test_m2_epsilon_bracket_contains_truth():
 
 
 # ---------------------------------------------------------------- Monte Carlo (seeded)
-@pytest.mark.parametrize("sigma,M,n", [(0.3, 10, 1_000_000), (0.35, 30, 400_000)])
+@pytest.mark.parametrize("sigma,M,n", [(0.3, 10, 1_000_000),
+                                       pytest.param(0.35, 30, 400_000, marks=pytest.mark.slow)])  # Monte Carlo
 def test_small_m_vs_monte_carlo(sigma, M, n):
     _assert_matches_monte_carlo(sigma, M, n, 4242 + M, (0.02, 0.3, 0.7), err_max=1e-9)
 
@@ -230,6 +231,7 @@ def test_small_sigma_composition_bracket(sigma, M, E):
     assert hi >= lo1
 
 
+@pytest.mark.slow  # ~2 s
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(st.floats(0.3, 0.6), st.integers(2, 200))
 def test_property_small_m_curve(sigma, M):
@@ -259,6 +261,7 @@ def test_composition_large_m_small_sigma_uses_spread_tail():
     assert hi >= lo1  # composition never lowers epsilon
 
 
+@pytest.mark.slow  # ~2 s
 def test_spread_tail_lattice_overlaps_logdomain_lattice():
     # two lattices for the same pair: the untilted window + spread tail (forced) and the log-domain law
     s, M, E = 0.4, 3000, 3

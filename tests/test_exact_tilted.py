@@ -66,7 +66,9 @@ def _cf_tilted_mpmath(sigma, t, lam, size_biased):
     return complex(mp.quad(f, pts) - 1 - 1j * tau * ez_m1)
 
 
-@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 5.0])
+# the ends of the sigma axis in the fast suite, the middle two slow (mpmath quadrature)
+@pytest.mark.parametrize("sigma", [0.3, pytest.param(0.5, marks=pytest.mark.slow),
+                                   pytest.param(1.0, marks=pytest.mark.slow), 5.0])
 @pytest.mark.parametrize("t,lam", [(0.0, 1.0), (0.05, 8.0), (3.0, 0.05), (40.0, 1.0)])
 @pytest.mark.parametrize("sb", [False, True])
 def test_cf_tilted_vs_mpmath(sigma, t, lam, sb):
@@ -130,8 +132,10 @@ def test_cf_tilted_grid_large_tilt_vs_mpmath():
         assert abs(got[i] - ref) <= 1e-15 * (1 + i * dt)
 
 
+# the ends of the node axis in the fast suite, the middle two slow (mpmath references)
 @pytest.mark.parametrize("sigma,lam", [(0.5, 4.26e-6), (0.3, 1e-3), (0.7, 3e-5)])
-@pytest.mark.parametrize("n", [700, 5_000, 200_000, 390_000])
+@pytest.mark.parametrize("n", [700, pytest.param(5_000, marks=pytest.mark.slow),
+                               pytest.param(200_000, marks=pytest.mark.slow), 390_000])
 @pytest.mark.parametrize("sb", [False, True])
 def test_cf_tilted_grid_vs_mpmath(sigma, lam, n, sb):
     # the regime of the tilted series at sigma = 0.5, M = 1000 (lam ~ 4e-6, t up to ~0.2): r for Y
@@ -178,7 +182,9 @@ def test_cf_tilted_grid_edges():
 
 
 # ---------------------------------------------------------------- M = 2: independent quadrature
-@pytest.mark.parametrize("sigma,cs", [(0.6, (0.5, 1.2, 2.9)), (0.7, (0.5, 1.2, 2.9, 6.0)),
+# ~2 s each: the ends of sigma in the fast suite, the middle in the slow tier
+@pytest.mark.parametrize("sigma,cs", [(0.6, (0.5, 1.2, 2.9)),
+                                      pytest.param(0.7, (0.5, 1.2, 2.9, 6.0), marks=pytest.mark.slow),
                                       (0.8, (0.5, 1.2, 2.9, 6.0))])
 def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
     assert isinstance(_law_best(sigma, 2.0), TiltedLognormalSum)  # the tilted path is exercised
@@ -194,9 +200,9 @@ def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
 
 
 # ---------------------------------------------------------------- Monte Carlo at small sigma
-@pytest.mark.parametrize("sigma", [0.4, 0.5])
-@pytest.mark.parametrize("M,n", [(10, 1_000_000), (100, 200_000)])
-def test_small_sigma_vs_monte_carlo(sigma, M, n):
+@pytest.mark.parametrize("sigma", [0.4, pytest.param(0.5, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("M,n", [(10, 1_000_000), pytest.param(100, 200_000, marks=pytest.mark.slow)])
+def test_small_sigma_vs_monte_carlo(sigma, M, n):  # Monte Carlo: one case fast, the rest slow
     assert isinstance(_law_best(sigma, float(M)), TiltedLognormalSum)
     _assert_matches_monte_carlo(sigma, M, n, 777 + M + int(100 * sigma), (0.05, 0.3, 0.7), err_max=1e-9)
 
@@ -407,7 +413,10 @@ def test_tilted_delta_at_huge_eps_is_a_bracket():
 
 
 # ---------------------------------------------------------------- both laws in one pass
-@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 2.0, 5.0, 20.0])
+# sigma 0.3, 1 and 20 in the fast suite, the others slow (each case ~0.4 s: two mpmath references)
+@pytest.mark.parametrize("sigma", [0.3, pytest.param(0.5, marks=pytest.mark.slow), 1.0,
+                                   pytest.param(2.0, marks=pytest.mark.slow), pytest.param(5.0, marks=pytest.mark.slow),
+                                   20.0])
 @pytest.mark.parametrize("dt,n0,cnt", [(2.0 * math.pi / 6158.36, 1, 3840), (2.0 ** -10, 5_000, 700),
                                        (2.0 ** -3, 1, 1500)])
 def test_cf_pair_grid_matches_single_kernels(sigma, dt, n0, cnt):

@@ -139,7 +139,9 @@ def test_epsilon_figure_numbers():
     assert rd[0] > ra[0].upper  # RDP is the loosest at one epoch
 
 
-@pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
+# a figure takes seconds under load: PNG in the fast suite, SVG and PDF in the slow tier
+@pytest.mark.parametrize("suffix", [".png", pytest.param(".svg", marks=pytest.mark.slow),
+                                    pytest.param(".pdf", marks=pytest.mark.slow)])
 def test_save_formats(tmp_path, suffix):
     path = tmp_path / f"f{suffix}"
     save_figure(rounds_figure(deltas=[0.01], points=3), path, dpi=50)

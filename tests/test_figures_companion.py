@@ -247,7 +247,9 @@ def wired():
     assert {"rdp-bounds", "composition"} <= set(plots.choices)
 
 
-@pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
+# one format in the fast suite (a figure of seconds each; test_figures.py::test_save_formats walks the writers)
+@pytest.mark.parametrize("suffix", [".png", pytest.param(".svg", marks=pytest.mark.slow),
+                                    pytest.param(".pdf", marks=pytest.mark.slow)])
 def test_cli_rdp_bounds_writes_each_format(tmp_path, capsys, suffix):
     out = tmp_path / f"fig{suffix}"
     args = _parser().parse_args(["plot", "rdp-bounds", "--regime", "low", "--mechanisms", "gaussian", "laplace",

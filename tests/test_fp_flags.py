@@ -5,9 +5,11 @@ but beyond the largest double, so the inf it returns is that value rounded -- as
 ``np.exp(1000)`` does.  It never raises divide-by-zero or invalid, and no flag at all where inf or
 NaN is an exact limit, a sentinel ("unreachable") or a refusal.  Every ufunc of the declaration
 table is called with each argument in turn set to each probe below (the others at the ufunc's
-valid point), so a new ufunc is checked without being listed here.
+valid point), so a new ufunc is checked without being listed here; and random valid points with
+every argument varying, over the working range.
 """
 import math
+import warnings
 
 import mpmath as mp
 import numpy as np
@@ -222,6 +224,43 @@ def _edgeworth_p_exact(y: float, dps: int) -> "mp.mpf":
     d = (w ** 4 + 2 * w ** 3 + 3 * w ** 2 - 6) / (24 * n)
     Y = mp.mpf(y)
     return Y - c * (Y ** 2 - 1) - d * (Y ** 3 - 3 * Y) + c ** 2 * (4 * Y ** 3 - 7 * Y)
+
+
+def test_no_flag_over_wide_valid_ranges(rng):
+    # Random valid points over the whole working range, all arguments varying at once (the
+    # probes above vary one or two): sigma in [1e-2, 1e6] and its ends, M up to 1e18, delta down
+    # to 1e-300, x in [-1e3, 1e3]
+    s = np.concatenate([10 ** rng.uniform(-2, 6, 2000), [1e-300, 0.03, 0.0301, 1e300]])
+    m = np.floor(10 ** rng.uniform(0.48, 18, s.size))
+    d = 10 ** rng.uniform(-300, -1e-9, s.size)
+    x = rng.uniform(-1e3, 1e3, s.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            for f in (U.ndtr, U.log_ndtr, U.normal_pdf):
+                f(x)
+            U.ndtri(d)
+            for f in (U.lognormal_variance, U.lognormal_mu3, U.lognormal_mu4, U.lognormal_rho3,
+                      U.coef_simplified, U.coef_exact):
+                f(s)
+            for c in ("simplified", "exact"):
+                getattr(U, f"delta_terms_{c}")(s, m)
+                getattr(U, f"theorem31_status_{c}")(s, m, d)
+                getattr(U, f"rounds_closed_form_{c}")(s, d)
+            U.compose_delta(d, m)
+            U.per_epoch_delta(d, m)
+
+
+def test_rounds_required_no_flag_over_a_wide_range(rng):
+    s = 10 ** rng.uniform(-1.5, 2, 300)
+    d = 10 ** rng.uniform(-20, -0.01, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            for name in ("rounds_required_simplified", "rounds_required_exact", "rounds_required_simplified_at_target",
+                         "rounds_required_exact_at_target"):
+                out = getattr(U, name)(s, d)
+                assert np.all((out >= 3) | np.isinf(out))
 
 
 @pytest.mark.parametrize("y", [1e104, -1e104, 1e154, -1e200, 1e308])

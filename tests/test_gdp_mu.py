@@ -28,21 +28,21 @@ def _pointwise_mu(sigma: float, M: int) -> float:
     return float(np.max(ndtri_complement(a[ok]) - ndtri(np.minimum(f[ok] + err[ok], 1.0))))
 
 
-def test_gdp_mu_certified_and_tight(record_accuracy) -> None:  # type: ignore[no-untyped-def]
-    worst_big = worst_small = 0.0
-    for sigma, M in POINTS:
-        mu = RandomAllocationAccountant(sigma, M, 1).gdp_mu()
-        lo = _pointwise_mu(sigma, M)
-        assert mu >= lo * (1 - 1e-12), (sigma, M, mu, lo)  # never below what the curve needs
-        gap = mu / lo - 1.0
-        if mu >= 0.1:
-            worst_big = max(worst_big, gap)
-        else:
-            assert mu >= 0.005
-            worst_small = max(worst_small, gap)
-    record_accuracy("dpbounds.RandomAllocationAccountant.gdp_mu", worst_big, "relative",
-                    "mu >= 0.1: sigma in [0.7, 5], M in [10, 1000]; gap above the pointwise check")
-    assert worst_big <= 0.01 and worst_small <= 0.2, (worst_big, worst_small)
+# the most expensive point's pointwise check (~1 s) runs in the slow tier
+@pytest.mark.parametrize("sigma, M", [pytest.param(s, m, marks=pytest.mark.slow) if (s, m) == (0.8, 10) else (s, m)
+                                      for s, m in POINTS])
+def test_gdp_mu_certified_and_tight(sigma, M, record_accuracy) -> None:  # type: ignore[no-untyped-def]
+    mu = RandomAllocationAccountant(sigma, M, 1).gdp_mu()
+    lo = _pointwise_mu(sigma, M)
+    assert mu >= lo * (1 - 1e-12), (sigma, M, mu, lo)  # never below what the curve needs
+    gap = mu / lo - 1.0
+    if mu >= 0.1:
+        record_accuracy("dpbounds.RandomAllocationAccountant.gdp_mu", gap, "relative",
+                        "mu >= 0.1: sigma in [0.7, 5], M in [10, 1000]; gap above the pointwise check")
+        assert gap <= 0.01, (sigma, M, gap)
+    else:
+        assert mu >= 0.005
+        assert gap <= 0.2, (sigma, M, gap)
 
 
 def test_gdp_mu_composes_as_sqrt_epochs() -> None:

@@ -1,12 +1,16 @@
 """The input contract, walked over the public surface: bad input raises DPBoundsError naming the parameter.
 
-Two sources of cases, so that nothing is checked by hand twice:
+Two sources of cases, so that nothing is checked by hand twice (``tests/contract_surface.py``):
 
-* every validated wrapper declared in the ufunc table (``UfuncSpec.python``): each argument
-  gets every probe value its declared constraint rejects (NaN, +-inf, negative, zero, > 1,
-  non-integer ...), the others stay at the declared valid point;
+* every validated wrapper declared in the ufunc table (``UfuncSpec.python``), each variant
+  through its choices: each argument gets every probe value its declared constraint rejects
+  (NaN, +-inf, negative, zero, the excluded ends, > 1, non-integer ...), alone and as one
+  element of an array (counted in the message), the others at the declared valid point, where
+  the wrapper must answer what its ufunc answers;
 * the constructors and functions that are not table-driven (RDP mechanisms, accountants):
-  their parameters and the constraint each obeys are listed below.
+  their parameters and the constraint each obeys, listed in ``contract_surface.OBJECTS`` and
+  checked row by row with the rest of the contract page by tests/test_contract_table.py (as
+  are the wrong-type and non-broadcasting rows of every entry point).
 
 ``test_public_surface_is_walked`` fails when a public callable of dpbounds, dpbounds.rdp,
 dpbounds.accountant, dpbounds.sampling or dpbounds.tradeoff is in neither source nor in the
@@ -23,30 +27,33 @@ import numpy as np
 import pytest
 
 import dpbounds
-from dpbounds import DPBoundsError, rdp
+from dpbounds import DPBoundsError, _ufuncs, rdp
 from dpbounds._ufunc_table import UFUNCS
 
-# the surface and its probes live in one place, shared with tools/gen_contract.py (docs/contract.md)
+# the surface and its probes live in one place, shared with tools/gen_contract.py (the contract page)
 _resolve, _bad_values, _point = contract_surface.resolve, contract_surface.bad_values, contract_surface.table_point
 
 
-def _table_cases() -> list[tuple[str, str, float]]:
-    cases, seen = [], set()
-    for u in UFUNCS:
-        if u.python is None or u.python in seen:
-            continue
-        seen.add(u.python)
-        for a in u.args:
-            for v in _bad_values(a.constraint):
-                cases.append((u.python, a.name, v))
-    return cases
+def _choices(spec: Any) -> dict[str, Any]:
+    """The keyword arguments selecting a table variant through its validated wrapper."""
+    return {k: {"true": True, "false": False}.get(v, v) for k, v in spec.choices}
 
 
-@pytest.mark.parametrize("path,arg,value", _table_cases())
-def test_table_wrappers_reject(path: str, arg: str, value: float) -> None:
-    kwargs: dict[str, Any] = _point(path)
-    kwargs[arg] = value
-    f = _resolve(path)
+TABLE_SPECS = [u for u in UFUNCS if u.python is not None]
+
+
+def _table_cases() -> list[Any]:
+    # each variant of each validated wrapper (its choices passed as keywords), each argument,
+    # each probe value its declared constraint rejects
+    return [pytest.param(u, a.name, v, id=f"{u.name}-{a.name}-{v!r}")
+            for u in TABLE_SPECS for a in u.args for v in _bad_values(a.constraint)]
+
+
+@pytest.mark.parametrize("spec,arg,value", _table_cases())
+def test_table_wrappers_reject(spec: Any, arg: str, value: float) -> None:
+    point = {a.name: p for a, p in zip(spec.args, spec.point)}
+    kwargs: dict[str, Any] = {**point, arg: value}
+    f = _resolve(spec.python)
     if isinstance(f, np.ufunc):
         # the special functions exported as raw ufuncs (dpbounds.ndtr, ...) follow numpy's
         # convention, documented in the package docstring: outside the domain -> NaN, no error;
@@ -59,45 +66,32 @@ def test_table_wrappers_reject(path: str, arg: str, value: float) -> None:
         else:
             assert np.isnan(got)
         return
-    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b"):
-        _resolve(path)(**kwargs)
-    kwargs[arg] = np.array([_point(path)[arg], value])  # arrays: the bad element is found and counted
-    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b.*1 of 2"):
-        _resolve(path)(**kwargs)
+    choices = _choices(spec)
+    with pytest.raises(DPBoundsError, match=rf"^{arg} must be "):
+        f(**kwargs, **choices)
+    kwargs[arg] = np.array([point[arg], value])  # arrays: the bad element is found and counted
+    with pytest.raises(DPBoundsError, match=rf"^{arg} must be .*1 of 2 elements"):
+        f(**kwargs, **choices)
 
 
-@pytest.mark.parametrize("path", sorted({u.python for u in UFUNCS if u.python}))
-def test_table_wrappers_reject_wrong_type(path: str) -> None:
-    kwargs: dict[str, Any] = _point(path)
-    arg = next(iter(kwargs))
-    kwargs[arg] = "one"
-    if isinstance(_resolve(path), np.ufunc):  # numpy's own error for a string operand
-        with pytest.raises(TypeError):
-            _resolve(path)(*kwargs.values())
-        return
-    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b"):
-        _resolve(path)(**kwargs)
+@pytest.mark.parametrize("spec", [u for u in TABLE_SPECS if not isinstance(_resolve(u.python), np.ufunc)],
+                         ids=lambda u: u.name)
+def test_table_wrapper_at_the_valid_point_is_its_ufunc(spec: Any) -> None:
+    # the validated wrapper passes a valid point through to the very same ufunc value
+    got = _resolve(spec.python)(**{a.name: p for a, p in zip(spec.args, spec.point)}, **_choices(spec))
+    ref = getattr(_ufuncs, spec.name)(*spec.point)
+    if isinstance(ref, tuple):
+        ref = ref[0]
+        got = got[0] if isinstance(got, tuple) else got
+    assert got == ref or (np.isnan(got) and np.isnan(ref)), (spec.name, got, ref)
+
+
+def test_most_validated_wrappers_are_walked() -> None:
+    assert len({u.python for u in TABLE_SPECS}) >= 30
 
 
 # ---------------------------------------------------------------- not table-driven
 OBJECTS = contract_surface.OBJECTS
-
-
-def _object_cases() -> list[tuple[str, str, Any]]:
-    out: list[tuple[str, str, Any]] = []
-    for name, (_, _, rules) in OBJECTS.items():
-        for arg, c in rules.items():
-            out += [(name, arg, v) for v in _bad_values(c)]
-            out.append((name, arg, "x"))
-    return out
-
-
-@pytest.mark.parametrize("name,arg,value", _object_cases())
-def test_objects_reject(name: str, arg: str, value: Any) -> None:
-    factory, valid, _ = OBJECTS[name]
-    factory(**valid)  # the valid point is valid
-    with pytest.raises(DPBoundsError, match=rf"\b{arg}\b"):
-        factory(**{**valid, arg: value})
 
 
 def test_mechanisms_reject_arrays_bools_and_bad_choices() -> None:

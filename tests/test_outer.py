@@ -360,6 +360,7 @@ def _sigint_latency(func, ns, axis, wait):
     return float(words[1]) - t0
 
 
+@pytest.mark.xdist_group("sigint_latency")  # with tests/test_interrupts.py's: one at a time
 def test_ctrl_c_interrupts_a_long_grid_quickly():
     """rounds_required on 1500 x 2000 takes seconds; SIGINT must end it within 0.2 s."""
     latency = _sigint_latency("rounds_required_outer", 1500, "10 ** np.linspace(-9, -1, 2000)", 0.3)
@@ -367,6 +368,7 @@ def test_ctrl_c_interrupts_a_long_grid_quickly():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("sigint_latency")
 def test_ctrl_c_interrupts_a_1e4_by_1e4_delta_bound_grid():
     """The 800 MB grid of the issue: delta_bound_outer answers SIGINT within 0.2 s."""
     latency = _sigint_latency("delta_bound_outer", 10**4, "np.floor(np.logspace(3, 12, 10**4))", 0.15)

@@ -100,7 +100,8 @@ def _ref_one_step_tradeoff(sigma, M, a):
         return float(mp.quad(d1, [-mp.inf, xa - 5, xa]))
 
 
-@pytest.mark.parametrize("sigma, M", [(1.0, 100), (2.0, 10), (0.5, 20)])
+@pytest.mark.parametrize("sigma, M", [(1.0, 100), pytest.param(2.0, 10, marks=pytest.mark.slow),
+                                      pytest.param(0.5, 20, marks=pytest.mark.slow)])  # ~1.5 s each
 def test_single_step_against_mpmath(sigma, M):
     law = partial_law_for(sigma, M, 1)
     checked = 0
@@ -153,10 +154,10 @@ def _mc_delta(loss, eps):
     return float(v.mean()), float(v.std() / math.sqrt(v.size))
 
 
-MC_CASES = [
+MC_CASES = [  # Monte Carlo: the cheapest cases fast, the costlier ones slow
     (1.0, 100, 3, (0.0, 0.005, 0.02, 0.05)),
-    (1.0, 100, 10, (0.0, 0.01, 0.03, 0.1)),
-    (1.0, 100, 50, (0.0, 0.02, 0.05, 0.1, 0.2)),
+    pytest.param(1.0, 100, 10, (0.0, 0.01, 0.03, 0.1), marks=pytest.mark.slow),
+    pytest.param(1.0, 100, 50, (0.0, 0.02, 0.05, 0.1, 0.2), marks=pytest.mark.slow),
     (0.5, 20, 5, (0.0, 0.05, 0.2, 0.5, 1.0, 2.0)),
 ]
 
@@ -226,7 +227,8 @@ def _composed_bracket(pmfs, delta_l, E, eps_list):
 
 
 @pytest.mark.parametrize("sigma, M, k, kind, delta_l",
-                         [(1.0, 100, 10, LognormalSum, 5e-5), (0.5, 20, 5, LogDomainPair, 2e-4)])
+                         [pytest.param(1.0, 100, 10, LognormalSum, 5e-5, marks=pytest.mark.slow),  # ~1.5 s
+                          (0.5, 20, 5, LogDomainPair, 2e-4)])
 def test_lattices_mass_and_two_fold_composition(sigma, M, k, kind, delta_l):
     # spacing: the losses of 10 of 100 steps at sigma = 1 are ~0.04, so a fine lattice
     law = partial_law_for(sigma, M, k, "compose")

@@ -121,6 +121,9 @@ EXACT = [
     dict(dataset_size=12, epsilon=1.0, delta=1e-3, sigma=(1.0, 1.25)),          # M > N at 1.0
 ]
 
+# each exact plan takes seconds: the first in the fast suite, the others in the slow tier
+_EXACT_IDS = [i if i == 0 else pytest.param(i, marks=pytest.mark.slow) for i in range(len(EXACT))]
+
 
 @functools.lru_cache(maxsize=None)
 def exact_plan(i):
@@ -128,7 +131,7 @@ def exact_plan(i):
     return dpbounds.plan(accountant="exact", rtol=1e-2, **EXACT[i])
 
 
-@pytest.mark.parametrize("i", range(len(EXACT)))
+@pytest.mark.parametrize("i", _EXACT_IDS)
 def test_exact_front_is_admissible_and_minimal(i):
     p = exact_plan(i)
     eps, e = p.epsilon, p.epochs
@@ -144,7 +147,7 @@ def test_exact_front_is_admissible_and_minimal(i):
         assert np.array_equal(p.batch_gain, p.theorem31_rounds / p.rounds, equal_nan=True)
 
 
-@pytest.mark.parametrize("i", range(2))
+@pytest.mark.parametrize("i", _EXACT_IDS[:2])
 def test_exact_optimum_is_best_and_a_local_minimum(i):
     p = exact_plan(i)
     o = p.optimum

@@ -98,6 +98,7 @@ def _prv_interval(q, sigma, steps, delta):
 
 
 # ---- peers -------------------------------------------------------------------------------
+@pytest.mark.slow  # a peer cross-check (seconds)
 @pytest.mark.peers
 @pytest.mark.filterwarnings("ignore::dpbounds.PrecisionWarning")  # (0.001, 0.8, 1e4): 0.34 % wide
 @pytest.mark.parametrize("q, sigma, steps", PEER_POINTS)
@@ -126,6 +127,7 @@ def test_more_points_against_dp_accounting(q, sigma, steps):
     assert lo <= ref * (1 + 1e-3) and ref <= hi * (1 + 1e-3), (lo, hi, ref)
 
 
+@pytest.mark.slow  # a peer cross-check
 @pytest.mark.peers
 def test_heterogeneous_segments_against_dp_accounting():
     pld_mod = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution",
@@ -182,6 +184,7 @@ def test_segments_of_one_mechanism_equal_one_run():
     assert b[1] - b[0] <= 2e-3 * b[1]
 
 
+@pytest.mark.slow  # Monte Carlo (2e6 samples); test_heterogeneous_single_steps_against_quadrature is fast
 def test_heterogeneous_segments_against_monte_carlo(rng):
     segs = [(1.0, 0.3, 2), (0.7, 0.1, 3)]
     acc = PoissonPLD.from_segments(segs)

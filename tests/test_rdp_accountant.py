@@ -59,6 +59,7 @@ def test_fixed_orders_mode():
     assert len(R.DEFAULT_ORDERS) == 156
 
 
+@pytest.mark.slow  # ~2 s
 def test_calibration_sigma_steps_rate():
     # the noise multiplier has one calibrator, dpbounds.calibrate_noise: certified on both sides
     from dpbounds import calibrate_noise

@@ -151,7 +151,12 @@ def test_base_edges(record_accuracy):
 
 # ---------------------------------------------------------------- without replacement
 
-GRID_WOR = [(1.0, 1e-3), (1.0, 0.1), (5.0, 1e-3), (5.0, 0.05), (50.0, 0.01), (50.0, 0.1), (0.5, 0.01)]
+# each point is ~1-2 s of mpmath (sigma = 50: more): the fast suite keeps the ends of sigma,
+# the slow tier every point
+_SLOW = pytest.mark.slow
+GRID_WOR = [pytest.param(1.0, 1e-3, marks=_SLOW), pytest.param(1.0, 0.1, marks=_SLOW),
+            pytest.param(5.0, 1e-3, marks=_SLOW), (5.0, 0.05), pytest.param(50.0, 0.01, marks=_SLOW),
+            pytest.param(50.0, 0.1, marks=_SLOW), (0.5, 0.01)]
 ORDERS = [2, 3, 4, 7, 16, 33, 64, 128, 256]
 
 
@@ -285,16 +290,18 @@ def test_poisson_fractional_exact_vs_quadrature(sigma, q, record_accuracy):
         assert e_quad < 1e-12, a
 
 
-@pytest.mark.parametrize("sigma,q,a", [(1.0, 0.01, 1.5), (0.7, 0.05, 1.5), (2.0, 0.05, 7.25), (5.0, 0.001, 2.5), (1.0, 1e-6, 10.5)])
+# (0.7, 0.05, 1.5): the second point of alpha in (1, 2), ~3 s of mpmath series, in the slow tier
+@pytest.mark.parametrize("sigma,q,a", [(1.0, 0.01, 1.5), pytest.param(0.7, 0.05, 1.5, marks=pytest.mark.slow),
+                                       (2.0, 0.05, 7.25), (5.0, 0.001, 2.5), (1.0, 1e-6, 10.5)])
 def test_poisson_compat_and_signed_series(sigma, q, a, record_accuracy):
     # compat = |C| series (1e-10: the polynomial tail is cut at e^-40 relative);
     # exact = signed series (1e-13).  The |C| series overestimates (docs/rdp.md):
     # compat > exact.
     mp.mp.dps = 30
-    record_accuracy("rdp_poisson_gaussian_compat",
-                    rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)),
+    e_compat = rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True))
+    record_accuracy("rdp_poisson_gaussian_compat", e_compat,
                     "relative", "5 (sigma, q, fractional alpha) points, against the infinite |C| series")
-    assert rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True)) < 1e-10
+    assert e_compat < 1e-10
     assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
     assert _ufuncs.rdp_poisson_gaussian_compat(a, sigma, q) >= _ufuncs.rdp_poisson_gaussian_exact(a, sigma, q)
 

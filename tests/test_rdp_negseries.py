@@ -66,7 +66,9 @@ def o_negseries_log(a: float, sigma: float, q: float) -> mp.mpf:
 SIGMAS = [1e3, 1e5, 1e8, 2.0 ** 53 - 1]
 QS = [0.5, 0.5 + 1e-6, 0.5 - 1e-6]
 ORDERS = [1.5]
-FAST = [(2.0 ** 53 - 1, 0.5, 1.5), (1e8, 0.5 + 1e-6, 1.5), (1e5, 0.5, 2.5)]
+# ~1 s each: one in the fast suite (the slow grid below holds them all)
+FAST = [(2.0 ** 53 - 1, 0.5, 1.5), pytest.param(1e8, 0.5 + 1e-6, 1.5, marks=pytest.mark.slow),
+        pytest.param(1e5, 0.5, 2.5, marks=pytest.mark.slow)]
 
 
 def _check(a: float, sigma: float, q: float) -> None:
@@ -95,6 +97,7 @@ def test_negseries_hard_points(sigma, q, a):
     _check(a, sigma, q)
 
 
+@pytest.mark.slow  # ~2 s
 def test_fuzz_accountant_compat_half_completes():
     # the fuzz input: ~100 fractional orders at sigma = 2^53 - 1, q = 1/2 (minutes before)
     s, q = 2.0 ** 53 - 1, 0.5

@@ -20,7 +20,7 @@ import pytest
 
 import dpbounds.rdp as R
 
-pytestmark = pytest.mark.peers
+pytestmark = [pytest.mark.peers, pytest.mark.slow]  # peer cross-checks: the slow tier
 
 
 def _autodp():

@@ -95,7 +95,9 @@ def killed_after(monkeypatch, out, suffix, parts, axes=AXES):
 
 
 # ---------------------------------------------------------------- a kill at any moment
-@pytest.mark.parametrize("suffix", SUFFIXES)
+# Parquet in the slow tier: the same steps as CSV, with the pyarrow writer (seconds)
+@pytest.mark.parametrize("suffix", [".csv", pytest.param(".parquet", marks=[pytest.mark.filterwarnings("default"),
+                                                                          pytest.mark.slow])])
 def test_a_kill_at_any_step_resumes_to_the_uninterrupted_file(tmp_path, monkeypatch, suffix, every_chunk_saved):
     _need(suffix)
     want = reference(tmp_path, suffix)

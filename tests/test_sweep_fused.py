@@ -96,8 +96,9 @@ def test_checked_ufunc_is_delta_bound_and_theorem31_status_where_the_axes_are_va
     assert np.isnan(value[~ok]).all() and (status[~ok] == 1).all()
 
 
-@pytest.mark.parametrize("coefficient", COEFS)
-@pytest.mark.parametrize("long_rows", [False, True])
+# long rows (2^18 columns, seconds): one coefficient in the fast suite, the other in the slow tier
+@pytest.mark.parametrize("coefficient,long_rows", [(c, False) for c in COEFS] + [
+    (COEFS[0], True), pytest.param(COEFS[1], True, marks=pytest.mark.slow)])
 def test_outer_kernel_status_is_the_checked_ufunc_bit_for_bit(coefficient, long_rows):
     s = _hard_sigmas(coefficient)
     m = HARD_M

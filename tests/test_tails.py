@@ -10,7 +10,7 @@ import pytest
 from dpbounds.accountant import _tails
 
 
-@pytest.mark.parametrize("sigma", [0.5, 2.0])
+@pytest.mark.parametrize("sigma", [0.5, pytest.param(2.0, marks=pytest.mark.slow)])  # ~1 s each
 def test_upper_mgf_table_vs_mpmath(sigma: float) -> None:
     # D2(b, lam) = E[e^{lam min(Y, b)}] - 1 - lam, Y = exp(X / sigma - 1 / (2 sigma^2)), X ~ N(0, 1):
     # the part below b by Gauss-Legendre quadrature in mpmath on [-13, x_b] (the Gaussian mass
@@ -98,7 +98,8 @@ def _log_mgf_plus_lam(sigma: float, lam: float) -> tuple[mp.mpf, mp.mpf]:
         return log_mgf + L, log_mgf
 
 
-@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0])
+@pytest.mark.parametrize("sigma", [pytest.param(0.3, marks=pytest.mark.slow), 0.5, 1.0, 2.0, 3.0,
+                                   pytest.param(5.0, marks=pytest.mark.slow), 10.0, 30.0])  # 0.3, 5: ~1 s
 def test_lower_log_mgf_is_an_upper_bound(sigma: float) -> None:
     # The lower-tail Chernoff bound is exp(lam x + n (log E e^{-lam Y} + lam)): the stored
     # exponent (n = 1) must not be below the true one beyond rounding, at every lam of the table
@@ -157,7 +158,7 @@ def test_lower_tail_bound_above_exact_deep_probability(sigma: float) -> None:
     assert checked == 8
 
 
-@pytest.mark.parametrize("sigma", [0.5, 5.0])
+@pytest.mark.parametrize("sigma", [0.5, pytest.param(5.0, marks=pytest.mark.slow)])  # ~2 s each
 def test_upper_mgf_table_is_an_upper_bound(sigma: float) -> None:
     # One-sided at rounding level, where the node series meets expm1 (lam y ~ 1e-3): a series for
     # e^z - 1 - z stopped after z^4 / 4! would be 1.7e-11 low there (at sigma = 5, b = 44.7,

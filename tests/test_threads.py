@@ -130,8 +130,8 @@ def test_validated_function_concurrent_matches_serial(spec):
 
 
 # ---------------------------------------------------------------- the rest of the public API
-def _rdp_accountant(sigma: float, q: float) -> Any:
-    acc = R.RDPAccountant()
+def _rdp_accountant(sigma: float, q: float, max_order: float = 1e4) -> Any:
+    acc = R.RDPAccountant(max_order=max_order)
     acc.compose(R.PoissonGaussian(sigma, q), 300).compose(R.SubsampledGaussianWOR(sigma, q), 200)
     for _ in range(5):
         acc.step(noise_multiplier=sigma, sample_rate=q)
@@ -190,7 +190,8 @@ CASES: dict[str, Callable[[int], Callable[[], Any]]] = {
         R.subsampled_wor(ORDERS, R.Laplace(0.5 + k), 0.01), R.subsampled_wor(ORDERS, lambda x: x / (2.0 + k), 0.01)),
     "dpbounds.rdp.epsilon": lambda k: lambda: R.epsilon(R.gaussian(ORDERS, 1.0 + k) * 100, ORDERS, 1e-5),
     "dpbounds.rdp.delta": lambda k: lambda: R.delta(R.gaussian(ORDERS, 1.0 + k) * 100, ORDERS, 1.0),
-    "dpbounds.rdp.RDPAccountant": lambda k: lambda: _rdp_accountant(1.0 + 0.5 * k, 0.01),
+    # orders up to 1e3 here; the default 1e4 (whose delta scan takes ~1 s a call) is the slow case below
+    "dpbounds.rdp.RDPAccountant": lambda k: lambda: _rdp_accountant(1.0 + 0.5 * k, 0.01, max_order=1e3),
     "dpbounds.rdp.hybrid_noise": lambda k: lambda: R.hybrid_noise([1.0, 2.0 + k], [3, 5], 0.1),
     "dpbounds.rdp.hypercube_noise": lambda k: lambda: R.hypercube_noise([1.0, 2.0 + k, 0.5], 0.1),
     "dpbounds.rdp.coordinatewise_poisson": lambda k: lambda: R.coordinatewise_poisson(ORDERS, 1.0 + k, 0.01, 1.0, 0.5),
@@ -277,6 +278,12 @@ def test_every_public_callable_has_a_thread_case():
 def test_public_call_concurrent_matches_serial(name):
     calls = [CASES[name](k % 4) for k in range(THREADS)]
     _check_concurrent(calls)
+
+
+@pytest.mark.slow
+def test_rdp_accountant_default_orders_concurrent_matches_serial():
+    # the RDPAccountant case at its default orders (up to 1e4: the WOR kernel's large-order range)
+    _check_concurrent([lambda k=k: _rdp_accountant(1.0 + 0.5 * (k % 4), 0.01) for k in range(THREADS)])
 
 
 # ---------------------------------------------------------------- the law cache

@@ -47,7 +47,9 @@ HARD_CLT = [
 
 # Regime: the whole box of _box_points.  Tolerance 1e-14 absolute is the declared accuracy
 # (docs/accuracy.md); the measured maximum is ~3e-16 (sums of ~500 terms of size <= 0.4 * weight).
-@pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11))
+# the hard points and the first 8 random points in the fast suite, the other 18 random points slow
+@pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11)[:8]
+                         + [pytest.param(*p, marks=pytest.mark.slow) for p in _box_points(26, 11)[8:]])
 def test_clt_vs_mpmath(a, sigma, M, record_accuracy):
     ref, err = O.tradeoff_clt(a, sigma, M)
     assert err < 1e-20
@@ -281,6 +283,7 @@ def test_max_gap_vs_mpmath(record_accuracy):
     record_accuracy("gaussian_max_gap", worst, "ulp", "mu in [1e-10, 20], delta in [0, 0.1], 15 points")
 
 
+@pytest.mark.slow  # ~2 s
 def test_clt_small_sigma_terminates_and_keeps_its_edges():
     # Below sigma ~ 0.048 a uniform panel grid (step 6 sigma) would overflow the edge array (the
     # last panel then spanning the rest of the range), and below sigma ~ 1e-14 the edge loop must

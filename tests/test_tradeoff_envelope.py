@@ -76,7 +76,8 @@ def _dense_reference(pld, a, n):
     return lower, upper
 
 
-@pytest.mark.parametrize("sigma,M,E", [(1.1, 234, 10), (1.0, 100, 3)])
+# seconds each: (1.1, 234, 10) in the slow tier
+@pytest.mark.parametrize("sigma,M,E", [pytest.param(1.1, 234, 10, marks=pytest.mark.slow), (1.0, 100, 3)])
 def test_adaptive_grid_reaches_dense_envelope(sigma, M, E):
     tol = 1e-4
     pld = RandomAllocationPLD(sigma, M, E)

@@ -7,6 +7,9 @@
   sub-commands, taken from the real argparse parser at a fixed width of 100 columns.
 * ``dpbounds-ufunc NAME`` -- the reference entry of one ufunc (``dpbounds.ndtr`` and friends
   are numpy ufuncs, whose argument names autodoc cannot see), from the declaration table.
+* the page ``contract.md`` -- what every public function does with each kind of bad input, and
+  the accuracy claims with their published measurements: written into the source directory by
+  ``tools/gen_contract.py`` before the sources are read (it runs the probes; not committed).
 
 Generating these at build time means the documentation cannot drift from the code.
 """
@@ -24,6 +27,7 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -222,7 +226,21 @@ def escape_absolute_values(app: Sphinx, what: str, name: str, obj: Any, options:
             in_literal, literal_indent = True, indent
 
 
+def generate_contract_page(app: Sphinx) -> None:
+    """Write ``contract.md`` into the source directory (rewritten only when its text changes)."""
+    generator = ROOT / "tools" / "gen_contract.py"
+    if not generator.exists():
+        raise ExtensionError(f"{generator} not found: the contract page is generated from it")
+    spec = importlib.util.spec_from_file_location("_dpbounds_gen_contract", generator)
+    if spec is None or spec.loader is None:
+        raise ExtensionError(f"cannot load {generator}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write(Path(app.srcdir) / "contract.md")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", generate_contract_page)
     app.add_directive("dpbounds-ufuncs", UfuncTable)
     app.add_directive("dpbounds-cli-help", CliHelp)
     app.add_directive("dpbounds-ufunc", UfuncEntry)
