@@ -19,7 +19,7 @@ from dpbounds.accountant._gdp import gdp_epsilon as _gdp_epsilon
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import WindowTooLarge
 from dpbounds.accountant._params import check_max_lattice
-from dpbounds.accountant._tilted_power import Plan, TailSums, compose_plan, plan_tilted, saddle_tilt
+from dpbounds.accountant._tilted_power import Plan, TailSums, choose_tilt, compose_plan, plan_tilted
 
 FArr = NDArray[np.float64]
 
@@ -215,10 +215,7 @@ def _tail_at(t: TailSums, j: int, discounted: bool) -> tuple[float, float] | Non
         return None
     if k >= t.n:
         return 0.0, t.beyond()
-    i = k - t.kmin
-    if discounted:
-        return float(t.D[i]), t.err_D(k)
-    return float(t.A[i]), t.err_A(k)
+    return t.bound(k, discounted)
 
 
 def _upper(t: TailSums, eps: float) -> tuple[float, float] | None:
@@ -282,28 +279,37 @@ class _PairLower:
                 k += 1
                 continue
             break
-        best, best_err = 0.0, 0.0
+        # the split with the largest value among the five around the crossing (its error bound
+        # then taken: every split gives a valid lower bound)
+        best_j: int | None = None
+        best_v = -math.inf
+        p, r = self.p, self.r
         for j in range(max(k - 2, self.j_lo), k + 3):
             x = eps - (j + offset) * h
-            if x > 700.0:  # e^eps Q is not representable there: that split gives nothing
+            kp, kr = j - p.j0, j - r.j0
+            if x > 700.0 or kp < p.kmin or kr < r.kmin:  # e^eps Q not representable / not usable
                 continue
-            a = _tail_at(self.p, j, False)
-            d = _tail_at(self.r, j, True)
-            if a is None or d is None:
-                continue
-            f = math.exp(x)
-            v, e = a[0] - f * d[0], a[1] + f * d[1]
-            if v - e > best - best_err:
-                best, best_err = v, e
-        return best, best_err
+            a = float(p.A[kp - p.kmin]) if kp < p.n else 0.0
+            d = float(r.D[kr - r.kmin]) if kr < r.n else 0.0
+            v = a - math.exp(x) * d
+            if v > best_v:
+                best_j, best_v = j, v
+        if best_j is None:
+            return 0.0, 0.0
+        a_e = _tail_at(p, best_j, False)
+        d_e = _tail_at(r, best_j, True)
+        assert a_e is not None and d_e is not None
+        f = math.exp(eps - (best_j + offset) * h)
+        return a_e[0] - f * d_e[0], a_e[1] + f * d_e[1]
 
 
 class _Dir(NamedTuple):
-    """One direction's composed lattices: upper PMF, mass at +inf, merged-pair lower bound."""
+    """One direction's composed lattices: upper PMF, mass at +inf, merged-pair lower bound (the
+    add direction's is built only where it may matter: :meth:`PoissonPLD._add_low`)."""
 
     up: TailSums
     inf_mass: float
-    low: _PairLower
+    low: _PairLower | None
     float_rel: float  # relative allowance for the floating-point error of the cell masses
 
 
@@ -480,68 +486,58 @@ class PoissonPLD:
 
         return cached(key, build)
 
+    def _parts(self, h: float, tail: float, d: int) -> tuple[list[tuple[int, FArr, int]], list[tuple[int, FArr, int]],
+                                                            list[tuple[int, FArr, int]], float, float]:
+        """Direction d's (0 remove, 1 add) single-step PMFs with their counts: upper, P, R; the
+        composed offset of Q against R and the +inf mass of the upper."""
+        ups, ps, rs = [], [], []
+        log_fin = 0.0  # log P[no step at +inf loss]
+        offset = 0.0  # composed Q(K) = e^{-(K + offset) h} R(K)
+        for s, q, t in self.segments:
+            (ju, pu, inf), (jl, pp, rr, cc) = self._step(s, q, h, tail)[d]
+            offset += t * cc
+            log_fin += t * math.log1p(-inf) if inf < 1.0 else -math.inf
+            ups.append((ju, pu, t))
+            ps.append((jl, pp, t))
+            rs.append((jl, rr, t))
+        return ups, ps, rs, offset, -math.expm1(log_fin)
+
+    def _pair(self, ps: list[tuple[int, FArr, int]], rs: list[tuple[int, FArr, int]], theta: float,
+              offset: float, h: float, like: Plan | None) -> _PairLower:
+        # P and R are nearly the upper PMF's law: its Chernoff parameters serve them
+        pt = TailSums(compose_plan(plan_tilted(ps, theta, _TAU, self.max_lattice, like=like)), h, discounted=False)
+        rt = TailSums(compose_plan(plan_tilted(rs, theta, _TAU, self.max_lattice, like=like)), h, tails=False)
+        return _PairLower(pt, rt, offset)
+
     def _build(self, h: float, center: float, tail: float) -> _Lattice:
         """Both directions' composed lattices at spacing h, tilted for queries near eps = ``center``,
-        the normals' mass beyond the cells at most ``tail`` over all steps."""
-        steps = [(self._step(s, q, h, tail), t) for s, q, t in self.segments]
+        the normals' mass beyond the cells at most ``tail`` over all steps.  The add direction's
+        lower bound is left out (the remove direction's is a lower bound of the larger one)."""
         # relative float allowance of the cell masses, compounded over the steps
         float_rel = math.expm1(self.steps * math.log1p(_FLOAT_STEP + _FLOAT_SPLIT / h))
         out = []
         for d in (0, 1):  # remove, add
-            ups, ps, rs = [], [], []
-            log_fin = 0.0  # log P[no step at +inf loss]
-            offset = 0.0  # composed Q(K) = e^{-(K + offset) h} R(K)
-            for st, t in steps:
-                (ju, pu, inf), (jl, pp, rr, cc) = st[d]
-                offset += t * cc
-                log_fin += t * math.log1p(-inf) if inf < 1.0 else -math.inf
-                ups.append((ju, pu, t))
-                ps.append((jl, pp, t))
-                rs.append((jl, rr, t))
+            ups, ps, rs, offset, inf_mass = self._parts(h, tail, d)
             plan = self._tilt(ups, center / h)
-            theta = plan.theta
             up = TailSums(compose_plan(plan), h)
-            del ups
-            # P and R are nearly the upper PMF's law: its Chernoff parameters serve them
-            pt = TailSums(compose_plan(plan_tilted(ps, theta, _TAU, self.max_lattice, like=plan)), h,
-                          discounted=False)
-            rt = TailSums(compose_plan(plan_tilted(rs, theta, _TAU, self.max_lattice, like=plan)), h,
-                          tails=False)
-            del plan
-            out.append(_Dir(up, -math.expm1(log_fin), _PairLower(pt, rt, offset), float_rel))
+            low = self._pair(ps, rs, plan.theta, offset, h, plan) if d == 0 else None
+            out.append(_Dir(up, inf_mass, low, float_rel))
         return out[0], out[1]
 
-    def _tilt(self, ups: list[tuple[int, FArr, int]], target: float) -> Plan:
-        """The composition plan of the upper PMF, tilted for queries near lattice index ``target``.
+    def _add_low(self, h: float, center: float, tail: float, theta: float) -> _PairLower:
+        """The add direction's lower bound (where its upper one exceeds the remove direction's)."""
+        def build() -> _PairLower:
+            _, ps, rs, offset, _ = self._parts(h, tail, 1)
+            return self._pair(ps, rs, theta, offset, h, None)
 
-        The saddle-point tilt (the tilted law centred at the target) makes the round-off
-        relative to the mass there; where the tilted law has a heavy right tail (rare steps of
-        large loss, amplified by the tilt) it needs a much larger window than a partial tilt,
-        whose round-off near the target is still negligible: the smallest window among the
-        saddle point tilt and its halves is taken whose round-off estimate stays below 1 % of
-        the tolerance.  (Any tilt gives certified bounds; this only chooses the cheapest.)
-        """
-        theta = saddle_tilt(ups, target, _THETA_MAX)
-        best: Plan | None = None
-        needed = 0
-        for f in (1.0, 0.5, 0.25, 0.125):
-            try:
-                cand = plan_tilted(ups, theta * f, _TAU, self.max_lattice)
-            except WindowTooLarge as exc:
-                needed = exc.needed if needed == 0 else min(needed, exc.needed)
-                continue
-            if best is None:
-                best = cand
-                # a window within 1.5 x of a Gaussian law's (+-7.5 sd) has no heavy tail to shed
-                if theta == 0.0 or cand.size <= 1.5 * (15.0 * math.sqrt(cand.var) + 16.0):
-                    break
-            elif cand.size < 0.7 * best.size and cand.relative_error(target) <= 0.01 * self.tolerance:
-                best = cand
-            else:
-                break
-        if best is None:
-            raise WindowTooLarge(needed)
-        return best
+        return cached(("poisson-pld-add-low", self.segments, h, center, tail, self.max_lattice, self.tolerance),
+                      build)
+
+    def _tilt(self, ups: list[tuple[int, FArr, int]], target: float) -> Plan:
+        """The composition plan of the upper PMF, tilted for queries near lattice index ``target``
+        (:func:`choose_tilt`: errors near the target below 1 % of the tolerance)."""
+        theta = choose_tilt(ups, target, _THETA_MAX, 0.01 * self.tolerance, _TAU)
+        return plan_tilted(ups, theta, _TAU, self.max_lattice)
 
     def _lattice(self, h: float, center: float, tail: float) -> _Lattice:
         key = ("poisson-pld", self.segments, h, center, tail, self.max_lattice, self.tolerance)
@@ -549,22 +545,25 @@ class PoissonPLD:
 
     def _delta_parts(self, eps: float, h: float, center: float, tail: float) -> tuple[float, float, float, float]:
         """(lower, upper, discretisation gap, error-term gap) at eps; gaps of the direction giving the upper."""
-        lo_all, hi_all = 0.0, 0.0
-        disc, errs = 0.0, 1.0
-        for dr in self._lattice(h, center, tail):
-            up = _upper(dr.up, eps)
-            v, ev = dr.low(eps)
-            fl_low = dr.float_rel * abs(v)
-            lo_all = max(lo_all, v - ev - fl_low)
-            if up is None:  # eps below the usable part of the tilted window: no upper bound here
-                hi_all, disc, errs = 1.0, 0.0, 1.0
-                continue
-            u, eu = up
-            hi = u + eu + dr.float_rel * abs(u) + dr.inf_mass
-            if hi >= hi_all:
-                hi_all = hi
-                disc, errs = max(u - v, 0.0), hi - u + ev + fl_low
-        return max(lo_all, 0.0), min(hi_all, 1.0), disc, errs
+        rem, add = self._lattice(h, center, tail)
+        assert rem.low is not None
+        ups = [_upper(rem.up, eps), _upper(add.up, eps)]
+        if any(u is None for u in ups):  # eps below the usable part of a tilted window: no upper bound
+            v, ev = rem.low(eps)
+            return max(v - ev - rem.float_rel * abs(v), 0.0), 1.0, 0.0, 1.0
+        his = [u + eu + dr.float_rel * abs(u) + dr.inf_mass for dr, (u, eu) in zip((rem, add), ups)]  # type: ignore[misc]
+        d = 0 if his[0] >= his[1] else 1  # the direction giving the upper bound
+        # the larger direction's delta is at least the remove direction's; the add direction's
+        # lower bound is needed only where its upper one is the larger
+        low = rem.low if d == 0 else self._add_low(h, center, tail, add.up.theta)
+        v, ev = low(eps)
+        fl_low = rem.float_rel * abs(v)
+        lo = v - ev - fl_low
+        if d == 1:
+            v0, ev0 = rem.low(eps)
+            lo = max(lo, v0 - ev0 - rem.float_rel * abs(v0))
+        u, _ = ups[d]  # type: ignore[misc]
+        return max(lo, 0.0), min(his[d], 1.0), max(u - v, 0.0), his[d] - u + ev + fl_low
 
     def _delta_at(self, eps: float, h: float, center: float, tail: float) -> tuple[float, float]:
         lo, hi, _, _ = self._delta_parts(eps, h, center, tail)
@@ -799,7 +798,7 @@ def _tilted_loss_moments(sigma: float, q: float, theta: float) -> tuple[float, f
     """
     lo = -12.0 * sigma
     hi = 1.0 + 12.0 * sigma + max(theta + 1.0, 0.0) * (1.0 if q < 1.0 else sigma * sigma)
-    x = np.linspace(lo, hi, 4001)
+    x = np.linspace(lo, hi, 801)
     z = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
     if q == 1.0:
         loss = z

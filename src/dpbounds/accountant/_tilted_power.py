@@ -42,7 +42,7 @@ from dpbounds.accountant._lattice import WindowTooLarge, fft_size
 
 FArr = NDArray[np.float64]
 
-__all__ = ["Composed", "Plan", "TailSums", "compose_tilted", "compose_plan", "plan_tilted", "saddle_tilt", "fft_error_level", "FFT_LEVEL", "UNIT_ROUNDOFF"]
+__all__ = ["Composed", "Plan", "TailSums", "compose_tilted", "compose_plan", "plan_tilted", "choose_tilt", "saddle_tilt", "fft_error_level", "FFT_LEVEL", "UNIT_ROUNDOFF"]
 
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Error constant per radix-2 level of the FFT error bound (in units of the unit round-off).
@@ -54,6 +54,7 @@ _SQRT5U = math.sqrt(5.0) * UNIT_ROUNDOFF
 _LOG_TINY = -740.0  # exp below this is (sub)normal dust, bounded by 1e-300 per coefficient
 _MAX_EXP = 700.0
 _DUST = 1e-300  # absolute slack for subnormal arithmetic in the tail sums
+_SEARCH_POINTS = 1024  # size of the coarser copies the Chernoff parameters are searched on
 
 
 def fft_error_level(n: int) -> float:
@@ -113,40 +114,81 @@ def _logs(pmf: FArr) -> tuple[FArr, FArr]:
     return np.log(pmf[nz]), nz.astype(np.float64)
 
 
-def saddle_tilt(parts: Sequence[tuple[int, FArr, int]], target: float, theta_max: float) -> float:
-    """theta >= 0 (per lattice index) at which the tilted composed law has mean ``target``.
+class _Family:
+    """The exponential family of a composed lattice law: mean and variance of its tilts."""
 
-    0 where the untilted mean is already at or above ``target``; at most ``theta_max``.  Only
-    proposes the tilt: every later bound holds for any theta.
-    """
-    logs = [(_logs(p), j, e) for j, p, e in parts]
+    def __init__(self, parts: Sequence[tuple[int, FArr, int]]):
+        self.logs = [(_logs(p), j, e) for j, p, e in parts]
+        self.total = sum(e for _, _, e in parts)
 
-    def mean_var(t: float) -> tuple[float, float]:
+    def mean_var(self, t: float) -> tuple[float, float]:
         m = v = 0.0
-        for (lp, k), j, e in logs:
+        for (lp, k), j, e in self.logs:
             mu, var = _moments(lp, k, t)
             m += e * (j + mu)
             v += e * var
         return m, v
 
-    m0, v0 = mean_var(0.0)
-    if m0 >= target:
+    def saddle(self, target: float, theta_max: float, start: float = 0.0) -> float:
+        """theta >= 0 at which the tilted composed law has mean ``target`` (safeguarded Newton)."""
+        m0, v0 = self.mean_var(0.0)
+        if m0 >= target:
+            return 0.0
+        lo, hi = 0.0, theta_max
+        t, m, v = 0.0, m0, v0
+        if 0.0 < start < theta_max:
+            t = start
+            m, v = self.mean_var(t)
+        for _ in range(40):
+            if m < target:
+                lo = t
+            else:
+                hi = t
+            if abs(m - target) <= 0.05 * math.sqrt(max(v, 1e-300)) + 0.5 or hi - lo <= 1e-9 * max(hi, 1e-3):
+                break
+            tn = t + (target - m) / v if v > 0.0 else math.inf
+            if not (lo < tn < hi):
+                tn = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * max(t, 1e-6)
+            t = tn
+            m, v = self.mean_var(t)
+        return min(max(t, 0.0), theta_max)
+
+
+def saddle_tilt(parts: Sequence[tuple[int, FArr, int]], target: float, theta_max: float,
+                start: float = 0.0) -> float:
+    """theta >= 0 (per lattice index) at which the tilted composed law has mean ``target``.
+
+    0 where the untilted mean is already at or above ``target``; at most ``theta_max``.  Only
+    proposes the tilt: every later bound holds for any theta.
+    """
+    return _Family(parts).saddle(target, theta_max, start)
+
+
+def choose_tilt(parts: Sequence[tuple[int, FArr, int]], target: float, theta_max: float, rel: float,
+                tau: float, start: float = 0.0) -> float:
+    """The tilt for queries near lattice index ``target``: the smallest fraction (0, 1/4, 1/2,
+    3/4, 1) of the saddle-point tilt whose error estimate near the target is below ``rel``.
+
+    The saddle-point tilt centres the tilted law at the target, making the round-off and the
+    window's tails relative to the mass there; a partial tilt leaves the target z tilted
+    standard deviations above the tilted mean, where those errors grow like e^{z^2 / 2}
+    (Gaussian shape), but sheds the heavy right tail that rare steps of large loss get from a
+    strong tilt, and with it most of the window.  (Every bound holds for any tilt: this only
+    chooses a cheap one.)
+    """
+    fam = _Family(parts)
+    theta = fam.saddle(target, theta_max, start)
+    if theta == 0.0:
         return 0.0
-    lo, hi = 0.0, theta_max
-    t, m, v = 0.0, m0, v0
-    for _ in range(40):
-        if m < target:
-            lo = t
-        else:
-            hi = t
-        if abs(m - target) <= 0.05 * math.sqrt(max(v, 1e-300)) + 0.5 or hi - lo <= 1e-9 * max(hi, 1e-3):
-            break
-        tn = t + (target - m) / v if v > 0.0 else math.inf
-        if not (lo < tn < hi):
-            tn = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * max(t, 1e-6)
-        t = tn
-        m, v = mean_var(t)
-    return min(max(t, 0.0), theta_max)
+    for f in (0.0, 0.25, 0.5, 0.75):
+        m, v = fam.mean_var(theta * f)
+        sd = math.sqrt(max(v, 1e-300))
+        z = max(target - m, 0.0) / sd
+        est = math.exp(min(0.5 * z * z, 700.0)) * max(z, 1.0) * 10.0 * (
+            fam.total * fft_error_level(fft_size(int(15.0 * sd) + 16)) + tau)
+        if est <= rel:
+            return theta * f
+    return theta
 
 
 class _Part(NamedTuple):
@@ -160,6 +202,8 @@ class _Part(NamedTuple):
     mean: float
     var: float
     rho: float  # relative rounding of each tilted mass (exp of a rounded argument, the division)
+    logp_s: FArr  # a coarser copy of (logp, kk) (blocks merged at their mean) for searching lam
+    kk_s: FArr
 
 
 def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float) -> _Part:
@@ -185,21 +229,32 @@ def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float) -> _
     log_m -= theta * a
     lpx, kx = _logs(x)
     mu, var = _moments(lpx, kx, 0.0)
-    return _Part(jmin + a, x, log_m, count, cut, lpx, kx - mu, mu, var, rho)
+    blk = -(-x.size // _SEARCH_POINTS)
+    if blk > 1:
+        xs = np.concatenate([x, np.zeros((-x.size) % blk)]).reshape(-1, blk)
+        ms = xs.sum(axis=1)
+        ks = (xs * np.arange(xs.size, dtype=np.float64).reshape(-1, blk)).sum(axis=1)
+        ok = ms > 0.0
+        lps, kss = np.log(ms[ok]), ks[ok] / ms[ok] - mu
+    else:
+        lps, kss = lpx, kx - mu
+    return _Part(jmin + a, x, log_m, count, cut, lpx, kx - mu, mu, var, rho, lps, kss)
 
 
-def _cgf3(parts: list[_Part], lam: float) -> tuple[float, float, float]:
-    """The tilted composed law's centred cumulant generating function C(lam) and its first two derivatives."""
+def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, float, float]:
+    """The tilted composed law's centred cumulant generating function C(lam) and its first two
+    derivatives (of the coarser copies if ``search``: only to choose lam)."""
     c = c1 = c2 = 0.0
     for p in parts:
-        w = p.logp + lam * p.kk
+        lp, kk = (p.logp_s, p.kk_s) if search else (p.logp, p.kk)
+        w = lp + lam * kk
         m = float(np.max(w))
         e = np.exp(w - m)
         z = float(np.sum(e))
-        mu = float(np.sum(e * p.kk)) / z
+        mu = float(np.sum(e * kk)) / z
         c += p.count * (m + math.log(z))
         c1 += p.count * mu
-        c2 += p.count * float(np.sum(e * (p.kk - mu) ** 2)) / z
+        c2 += p.count * float(np.sum(e * (kk - mu) ** 2)) / z
     return c, c1, c2
 
 
@@ -222,16 +277,15 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
     lam = math.sqrt(2.0 * log_inv_tau / var)
     if damp > 0.0:
         lam = max(lam - damp, 0.1 * lam)
-    best = (math.inf, lam, 0.0)
-    # with a hint (the lam of a nearly equal law), one evaluation: its bound is as valid
-    for _ in range(1 if lam_hint > 0.0 else 50):
-        if lam_hint > 0.0:
-            lam = lam_hint
-        c, c1, c2 = _cgf3(parts, sign * lam)
+    best = (math.inf, lam)
+    # the search runs on the parts' coarser copies (or takes the lam of a nearly equal law);
+    # the bound is then evaluated once on the parts themselves
+    for _ in range(0 if lam_hint > 0.0 else 50):
+        c, c1, c2 = _cgf3(parts, sign * lam, search=True)
         c1 *= sign  # derivative with respect to lam of C(sign lam)
         d = (c + log_inv_tau) / (lam + damp)
         if d < best[0]:
-            best = (d, lam, c - lam * d)
+            best = (d, lam)
         phi = (lam + damp) * c1 - c - log_inv_tau
         if abs(phi) <= 0.01 * log_inv_tau:
             break
@@ -245,10 +299,12 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
         if lam > 1e300 or abs(nxt - lam) <= 1e-12 * lam:
             break
         lam = nxt
-    d, lam, lb = best
+    lam = lam_hint if lam_hint > 0.0 else best[1]
+    c = _cgf3(parts, sign * lam)[0]
+    d = (c + log_inv_tau) / (lam + damp)
     if d >= reach:
         return reach, lam, -math.inf
-    return d, lam, lb
+    return d, lam, c - lam * d
 
 
 class Plan(NamedTuple):
@@ -472,36 +528,43 @@ class TailSums:
         self.A = np.cumsum(self.u[::-1])[::-1] if tails else np.zeros(0)
         self.D = _discounted(self.u, h) if discounted else np.zeros(0)
 
-    def _head(self, k: int) -> float:
-        return math.exp(min(self.c.log_scale - self.theta * k, _MAX_EXP))
+        # constants of the per-query bounds
+        self._head_n = math.exp(min(c.log_scale - c.theta * n, _MAX_EXP))
+        self._geo0 = 1.0 / -math.expm1(-c.theta) if c.theta > 0.0 else 0.0
+        self._geoh = 1.0 / -math.expm1(-(c.theta + h))
 
-    def _geo(self, k: int, decay: float) -> float:
-        """sum_{K' = k}^{n - 1} e^{log_scale - theta K' - (K' - k) decay}."""
-        r = self.theta + decay
-        m = self.n - k
-        if r <= 0.0:
-            return self._head(k) * m
-        return self._head(k) * -math.expm1(-r * m) / -math.expm1(-r)
-
-    def _misplaced(self, k: int) -> float:
-        """Untilted mass that may be missing from, or wrongly in, the tail from index k (beyond rounding)."""
+    def bound(self, k: int, discounted: bool) -> tuple[float, float]:
+        """(A[k] or D[k], a bound on its error against the exact (discounted) tail from index k),
+        for kmin <= k < n."""
         c = self.c
-        above = c.tau_wrap if k >= c.kq else c.tau_hi  # aliased from above the window
-        # trimmed paths and the mass below the window (aliased) may land at any index >= k; the
-        # mass above the window's end is missing, at untilted weight at most that at index n
-        return (c.cut + c.tau_lo + above) * self._head(k) + c.tau_hi * self._head(self.n)
+        head = math.exp(min(c.log_scale - self.theta * k, _MAX_EXP))
+        m = self.n - k
+        # round-off of the window's entries, beta each, weighed by their untilting factors
+        if discounted:
+            geo = head * -math.expm1(-(self.theta + self.h) * m) * self._geoh
+            v = float(self.D[k - self.kmin])
+        elif self.theta > 0.0:
+            geo = head * -math.expm1(-self.theta * m) * self._geo0
+            v = float(self.A[k - self.kmin])
+        else:
+            geo = head * m
+            v = float(self.A[k - self.kmin])
+        # misplaced mass: trimmed paths and the mass below the window (aliased) may land at any
+        # index >= k, as may what lies beyond its end (only far beyond it from kq on); the mass
+        # above the window's end is missing, at untilted weight at most that at index n
+        above = c.tau_wrap if k >= c.kq else c.tau_hi
+        e = c.beta * geo + (c.cut + c.tau_lo + above) * head + c.tau_hi * self._head_n
+        # the sum of |u| over the tail is at most |value| + 2 e: the relative roundings apply to it
+        return v, e + self._rel * (abs(v) + 2.0 * e) + _DUST
 
     def err_A(self, k: int) -> float:
         """Bound on |A[k] - exact tail mass from index k| (kmin <= k < n, an index into the window)."""
-        e = self.c.beta * self._geo(k, 0.0) + self._misplaced(k)
-        # sum |u| over the tail <= |A| + 2 e: the relative roundings apply to it
-        return e + self._rel * (abs(float(self.A[k - self.kmin])) + 2.0 * e) + _DUST
+        return self.bound(k, False)[1]
 
     def err_D(self, k: int) -> float:
         """Bound on |D[k] - exact discounted tail from index k|."""
-        e = self.c.beta * self._geo(k, self.h) + self._misplaced(k)
-        return e + self._rel * (abs(float(self.D[k - self.kmin])) + 2.0 * e) + _DUST
+        return self.bound(k, True)[1]
 
     def beyond(self) -> float:
         """Bound on the exact mass at and above the window's end (index n)."""
-        return (self.c.cut + self.c.tau_hi) * self._head(self.n) + _DUST
+        return (self.c.cut + self.c.tau_hi) * self._head_n + _DUST
