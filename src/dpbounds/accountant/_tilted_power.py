@@ -54,7 +54,13 @@ _SQRT5U = math.sqrt(5.0) * UNIT_ROUNDOFF
 _LOG_TINY = -740.0  # exp below this is (sub)normal dust, bounded by 1e-300 per coefficient
 _MAX_EXP = 700.0
 _DUST = 1e-300  # absolute slack for subnormal arithmetic in the tail sums
+_CH_SLACK = 1.0 + 1e-6
 _SEARCH_POINTS = 1024  # size of the coarser copies the Chernoff parameters are searched on
+
+
+def _dot(a: FArr, b: FArr) -> float:
+    """sum a * b in numpy's own loop (BLAS ddot spawns threads that are slow on a loaded machine)."""
+    return float(np.einsum("i,i->", a, b))
 
 
 def fft_error_level(n: int) -> float:
@@ -177,15 +183,19 @@ def choose_tilt(parts: Sequence[tuple[int, FArr, int]], target: float, theta_max
     chooses a cheap one.)
     """
     fam = _Family(parts)
+    m0, v0 = fam.mean_var(0.0)
     theta = fam.saddle(target, theta_max, start)
     if theta == 0.0:
         return 0.0
+    _, v1 = fam.mean_var(theta)
     for f in (0.0, 0.25, 0.5, 0.75):
-        m, v = fam.mean_var(theta * f)
+        # the tilted law's mean and variance between theta = 0 and the saddle point (exact for a
+        # Gaussian law; this only proposes the tilt)
+        m, v = m0 + f * (target - m0), v0 + f * (v1 - v0)
         sd = math.sqrt(max(v, 1e-300))
         z = max(target - m, 0.0) / sd
         est = math.exp(min(0.5 * z * z, 700.0)) * max(z, 1.0) * 10.0 * (
-            fam.total * fft_error_level(fft_size(int(15.0 * sd) + 16)) + tau)
+            fam.total * fft_error_level(int(15.0 * sd) + 16) + tau)
         if est <= rel:
             return theta * f
     return theta
@@ -197,48 +207,65 @@ class _Part(NamedTuple):
     log_m: float  # log sum_k pmf[k] e^{theta (k - (base - jmin))}: the tilt's normaliser
     count: int
     cut: float  # tilted mass trimmed from the ends (relative to the normalised law)
-    logp: FArr  # for the Chernoff bounds: log x at its positive entries ...
-    kk: FArr  # ... and their indices, centred at the tilted mean
+    kk: FArr  # the indices of x centred at the tilted mean
     mean: float
     var: float
     rho: float  # relative rounding of each tilted mass (exp of a rounded argument, the division)
-    logp_s: FArr  # a coarser copy of (logp, kk) (blocks merged at their mean) for searching lam
+    x_s: FArr  # a coarser copy of (x, kk) (blocks merged at their mean) for searching lam
     kk_s: FArr
 
 
 def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float) -> _Part:
-    lp, k = _logs(pmf)
-    w = lp + theta * k
-    m = float(np.max(w))
-    e = np.exp(w - m)
-    z = float(np.sum(e))
-    x = np.zeros(pmf.size)
-    x[k.astype(np.intp)] = e / z
+    n = pmf.size
+    span = theta * (n - 1)
+    if span <= 600.0:
+        # e^{theta (k - n + 1)} in [e^{-600}, 1]: no logarithms needed
+        e = np.arange(n, dtype=np.float64)
+        e -= n - 1
+        e *= theta
+        np.exp(e, out=e)
+        e *= pmf
+        m = span
+        # x_k e^{log_m - theta k} = pmf_k up to the rounding of the exponent and its exp, of
+        # the product and of the division (the rounding of z cancels between x and log_m)
+        rho = 4.0 * UNIT_ROUNDOFF * (span + 4.0)
+    else:
+        lp, k = _logs(pmf)
+        w = lp + theta * k
+        m = float(np.max(w))
+        w -= m
+        e = np.zeros(n)
+        e[k.astype(np.intp)] = np.exp(w)
+        # as above, with the rounding of log pmf
+        rho = 4.0 * UNIT_ROUNDOFF * (float(np.max(np.abs(lp))) + span + abs(m) + 2.0)
+    z = float(e.sum())
+    x = e
+    x /= z
     log_m = m + math.log(z)  # log sum pmf e^{theta k}, k from jmin
-    # x_k e^{log_m - theta k} = pmf_k up to the rounding of log pmf, of the exponent and its
-    # exp, and of the division (the rounding of z cancels between x and log_m)
-    rho = 4.0 * UNIT_ROUNDOFF * (float(np.max(np.abs(lp))) + theta * float(k[-1]) + abs(m) + 2.0)
     # trim the ends holding tilted mass <= trim each (cut mass counted in ``cut``)
     cs = np.cumsum(x)
-    a = min(int(np.searchsorted(cs, trim, side="right")), x.size - 1)
+    a = min(int(np.searchsorted(cs, trim, side="right")), n - 1)
     nb = int(np.searchsorted(np.cumsum(x[::-1]), trim, side="right"))
-    b = max(x.size - nb, a + 1)
-    cut = (float(np.sum(x[:a])) + float(np.sum(x[b:]))) * (1.0 + 1e-12)
+    b = max(n - nb, a + 1)
+    cut = (float(x[:a].sum()) + float(x[b:].sum())) * (1.0 + 1e-12)
     x = x[a:b]
     # the normaliser refers to index a: sum pmf[k] e^{theta (k - a)} = M e^{-theta a}
     log_m -= theta * a
-    lpx, kx = _logs(x)
-    mu, var = _moments(lpx, kx, 0.0)
+    kk = np.arange(x.size, dtype=np.float64)
+    s0 = float(x.sum())
+    mu = _dot(x, kk) / s0
+    kk -= mu
+    var = _dot(x, kk * kk) / s0
     blk = -(-x.size // _SEARCH_POINTS)
     if blk > 1:
         xs = np.concatenate([x, np.zeros((-x.size) % blk)]).reshape(-1, blk)
         ms = xs.sum(axis=1)
         ks = (xs * np.arange(xs.size, dtype=np.float64).reshape(-1, blk)).sum(axis=1)
         ok = ms > 0.0
-        lps, kss = np.log(ms[ok]), ks[ok] / ms[ok] - mu
+        xs_, kss = ms[ok], ks[ok] / ms[ok] - mu
     else:
-        lps, kss = lpx, kx - mu
-    return _Part(jmin + a, x, log_m, count, cut, lpx, kx - mu, mu, var, rho, lps, kss)
+        xs_, kss = x, kk
+    return _Part(jmin + a, x, log_m, count, cut, kk, mu, var, rho, xs_, kss)
 
 
 def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, float, float]:
@@ -246,15 +273,25 @@ def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, 
     derivatives (of the coarser copies if ``search``: only to choose lam)."""
     c = c1 = c2 = 0.0
     for p in parts:
-        lp, kk = (p.logp_s, p.kk_s) if search else (p.logp, p.kk)
-        w = lp + lam * kk
-        m = float(np.max(w))
-        e = np.exp(w - m)
-        z = float(np.sum(e))
-        mu = float(np.sum(e * kk)) / z
+        x, kk = (p.x_s, p.kk_s) if search else (p.x, p.kk)
+        w = lam * kk
+        m = float(max(w[0], w[-1]))  # kk is increasing: the largest exponent is at an end
+        w -= m
+        np.exp(w, out=w)
+        w *= x
+        z = float(w.sum())
+        if not z > 0.0:  # all the mass underflowed: the logarithmic form
+            nz = x > 0.0
+            lw = np.log(x[nz]) + lam * kk[nz]
+            m = float(lw.max())
+            w = np.exp(lw - m)
+            z = float(w.sum())
+            kk = kk[nz]
+        mu = _dot(w, kk) / z
         c += p.count * (m + math.log(z))
         c1 += p.count * mu
-        c2 += p.count * float(np.sum(e * (kk - mu) ** 2)) / z
+        d = kk - mu
+        c2 += p.count * _dot(w, d * d) / z
     return c, c1, c2
 
 
@@ -369,11 +406,13 @@ def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float
     if lo + size > span and lo == 0:
         full, size = True, fft_size(max(span + 1, 16))
     if not full:
-        # the bounds at the window's actual edges (further out than d: smaller, same lam)
+        # the bounds at the window's actual edges (further out than d: smaller, same lam),
+        # raised by 1e-6 relative for the rounding of the cumulant generating function's sums
         top = lo + size - mean
-        tau_lo = math.exp(lb_lo - lam_lo * ((mean - lo) - d_lo)) if lb_lo > -math.inf else 0.0
-        tau_hi = math.exp(lb_hi - lam_hi * (top - d_hi)) if lb_hi > -math.inf and top < span - mean else 0.0
-        tau_wrap = (math.exp(lb_w - lam_w * (top + kq - d_w))
+        tau_lo = _CH_SLACK * math.exp(lb_lo - lam_lo * ((mean - lo) - d_lo)) if lb_lo > -math.inf else 0.0
+        tau_hi = (_CH_SLACK * math.exp(lb_hi - lam_hi * (top - d_hi))
+                  if lb_hi > -math.inf and top < span - mean else 0.0)
+        tau_wrap = (_CH_SLACK * math.exp(lb_w - lam_w * (top + kq - d_w))
                     if lb_w > -math.inf and top + kq < span - mean else 0.0)
     else:
         kq = 0
@@ -511,11 +550,12 @@ class TailSums:
         self.c, self.j0, self.h, self.theta = c, c.j0, h, c.theta
         n = c.g.size
         self.n = n
-        # untilting exponent log_scale - theta K: representable from kmin on
+        # untilting exponent log_scale - theta K: representable from kmin on; queries lie near
+        # the tilted law's mean: below kq (halfway from the window's bottom to it) nothing is kept
         if c.theta > 0.0:
-            kmin = max(int(math.ceil((c.log_scale - _MAX_EXP) / c.theta)), 0)
+            kmin = max(int(math.ceil((c.log_scale - _MAX_EXP) / c.theta)), c.kq)
         else:
-            kmin = 0 if c.log_scale <= _MAX_EXP else n
+            kmin = c.kq if c.log_scale <= _MAX_EXP else n
         self.kmin = min(kmin, n)
         ex = c.log_scale - c.theta * np.arange(self.kmin, n, dtype=np.float64)
         # relative rounding of the untilting (exp of an argument of size |ex|), of the tail sums
@@ -525,6 +565,7 @@ class TailSums:
         np.exp(ex, out=ex)
         ex *= c.g[self.kmin:]
         self.u = ex  # the untilted masses from kmin on
+        self.c = c = c._replace(g=np.zeros(0))  # (the tilted masses are no longer needed)
         self.A = np.cumsum(self.u[::-1])[::-1] if tails else np.zeros(0)
         self.D = _discounted(self.u, h) if discounted else np.zeros(0)
 
