@@ -19,7 +19,7 @@ from dpbounds.accountant._gdp import gdp_epsilon as _gdp_epsilon
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import WindowTooLarge
 from dpbounds.accountant._params import check_max_lattice
-from dpbounds.accountant._tilted_power import Plan, TailSums, choose_tilt, compose_plan, plan_tilted
+from dpbounds.accountant._tilted_power import Plan, TailSums, TiltFamily, compose_plan, plan_tilted
 
 FArr = NDArray[np.float64]
 
@@ -37,13 +37,14 @@ _TAIL = 1e-28  # mass of each normal left beyond the outermost cells, over all s
 _MAX_GAP = 1 << 22  # longest run of empty lattice points kept inside a single-step PMF
 _MAX_SPACING = 0.5  # coarsest lattice tried when the window does not fit
 _THETA_MAX = 50.0  # largest tilt per lattice step
+_EPS_SCALE = 5.0  # epsilon brackets beyond it are aimed at the absolute width tolerance * 5
 _GRID = 8  # lattice spacings are powers of 2^(1/_GRID): nearby queries share single steps
 #: Largest total number of steps: beyond it the round-off of the composition (about
 #: steps x 1e-15 relative) leaves no useful bracket.
 STEPS_MAX = 10 ** 9
 #: Noise multipliers outside [SIGMA_MIN, SIGMA_MAX] are refused: above, the losses of a step
 #: are below the finest lattice; below, almost every loss exceeds the largest representable.
-SIGMA_MIN, SIGMA_MAX = 1e-3, 1e4
+SIGMA_MIN, SIGMA_MAX = 0.05, 1e4
 
 
 # ---------------------------------------------------------------------------------------
@@ -54,9 +55,10 @@ def _loss(sigma: float, q: float, x: float) -> float:
     z = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
     if q == 1.0:
         return z
-    if z > 0.0:
-        return z + math.log(q + (1.0 - q) * math.exp(-z))
-    return math.log1p(q * math.expm1(z))
+    t = q * math.expm1(z) if z < 700.0 else math.inf
+    if t < 1e300:  # (z + log(q + (1 - q) e^{-z}) would cancel where q e^z is small)
+        return math.log1p(t)
+    return z + math.log(q + (1.0 - q) * math.exp(-z))
 
 
 def _normal_cells(u: FArr) -> tuple[FArr, float, float]:
@@ -191,11 +193,15 @@ class _Step:
 
 def _tilt(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
     """Q masses at lattice indices j tilted by e^{(j + c) h}, c such that they sum to 1; (masses, c)."""
-    r = qm * np.exp((j - j[-1]) * h)  # <= qm e^{0}: no overflow
+    with np.errstate(divide="ignore"):
+        lw = np.log(qm) + j * h
+    m = float(np.max(lw))
+    if not math.isfinite(m):  # no Q mass at all (every cell's underflowed)
+        return np.zeros(qm.size), 0.0
+    r = np.exp(lw - m)
     tot = float(r.sum())
-    c = -j[-1] - math.log(tot) / h
     r /= tot
-    return r, c
+    return r, -(m + math.log(tot)) / h
 
 
 # ---------------------------------------------------------------------------------------
@@ -203,7 +209,10 @@ def _tilt(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
 # ---------------------------------------------------------------------------------------
 def _first_above(eps: float, h: float) -> int:
     """The first lattice index j with loss j h > eps."""
-    j = math.floor(eps / h) + 1
+    x = eps / h
+    if x >= 2.0 ** 50:  # far beyond any window (there j h no longer resolves single steps)
+        return math.floor(x) + 1
+    j = math.floor(x) + 1
     while (j - 1) * h > eps:
         j -= 1
     while j * h <= eps:
@@ -224,11 +233,13 @@ def _tail_at(t: TailSums, j: int, discounted: bool) -> tuple[float, float] | Non
 def _upper(t: TailSums, eps: float) -> tuple[float, float] | None:
     """(value, error bound) of sum_{l > eps} g_l (1 - e^{eps - l}) over the composed upper PMF."""
     j = _first_above(eps, t.h)
+    if j - t.j0 >= t.n:  # above the window: only what lies beyond it (weights at most 1)
+        return 0.0, 2.0 * t.beyond()
     a = _tail_at(t, j, False)
     d = _tail_at(t, j, True)
     if a is None or d is None:
         return None
-    f = math.exp(eps - j * t.h)  # in (e^{-h}, 1]
+    f = math.exp(min(eps - j * t.h, 0.0))  # in (e^{-h}, 1]
     return a[0] - f * d[0], a[1] + f * d[1]
 
 
@@ -506,10 +517,11 @@ class PoissonPLD:
         return ups, ps, rs, offset, -math.expm1(log_fin)
 
     def _pair(self, ps: list[tuple[int, FArr, int]], rs: list[tuple[int, FArr, int]], theta: float,
-              offset: float, h: float, like: Plan | None) -> _PairLower:
+              offset: float, h: float, like: Plan | None, target: float) -> _PairLower:
         # P and R are nearly the upper PMF's law: its Chernoff parameters serve them
-        pt = TailSums(compose_plan(plan_tilted(ps, theta, _TAU, self.max_lattice, like=like)), h, discounted=False)
-        rt = TailSums(compose_plan(plan_tilted(rs, theta, _TAU, self.max_lattice, like=like)), h, tails=False)
+        pt = TailSums(compose_plan(plan_tilted(ps, theta, _TAU, self.max_lattice, like, target)), h,
+                      discounted=False)
+        rt = TailSums(compose_plan(plan_tilted(rs, theta, _TAU, self.max_lattice, like, target)), h, tails=False)
         return _PairLower(pt, rt, offset)
 
     def _build(self, h: float, center: float, tail: float) -> _Lattice:
@@ -523,7 +535,9 @@ class PoissonPLD:
             ups, ps, rs, offset, inf_mass = self._parts(h, tail, d)
             plan = self._tilt(ups, center / h)
             up = TailSums(compose_plan(plan), h)
-            low = self._pair(ps, rs, plan.theta, offset, h, plan) if d == 0 else None
+            # (the merged pair is indexed by its cells' lower lattice points: a split for eps
+            # lies near eps / h - offset)
+            low = self._pair(ps, rs, plan.theta, offset, h, plan, center / h - offset) if d == 0 else None
             out.append(_Dir(up, inf_mass, low, float_rel))
         return out[0], out[1]
 
@@ -531,16 +545,39 @@ class PoissonPLD:
         """The add direction's lower bound (where its upper one exceeds the remove direction's)."""
         def build() -> _PairLower:
             _, ps, rs, offset, _ = self._parts(h, tail, 1)
-            return self._pair(ps, rs, theta, offset, h, None)
+            return self._pair(ps, rs, theta, offset, h, None, center / h - offset)
 
         return cached(("poisson-pld-add-low", self.segments, h, center, tail, self.max_lattice, self.tolerance),
                       build)
 
     def _tilt(self, ups: list[tuple[int, FArr, int]], target: float) -> Plan:
-        """The composition plan of the upper PMF, tilted for queries near lattice index ``target``
-        (:func:`choose_tilt`: errors near the target below 1 % of the tolerance)."""
-        theta = choose_tilt(ups, target, _THETA_MAX, 0.01 * self.tolerance, _TAU)
-        return plan_tilted(ups, theta, _TAU, self.max_lattice)
+        """The composition plan of the upper PMF, tilted for queries near lattice index ``target``.
+
+        The saddle-point tilt (the tilted law centred at the target) makes the round-off and
+        the window's tails relative to the mass there.  Where the tilted law has a heavy right
+        tail (rare steps of large loss, amplified by the tilt) that needs a much larger window
+        than a partial tilt, whose round-off near the target is still small: the smallest
+        window is taken among the saddle-point tilt and its halves whose round-off estimate
+        stays below 2 % of the tolerance.  (Any tilt gives certified bounds; this only chooses
+        the cheapest.)
+        """
+        fam = TiltFamily(ups)
+        theta = fam.saddle(target, _THETA_MAX)
+        best = plan_tilted(ups, theta, _TAU, self.max_lattice, target=target)
+        # a window within 2 x of a Gaussian law's of the untilted spread (+-7 sd) has no heavy
+        # tail to shed (a heavy tail also inflates the tilted law's own spread)
+        if theta == 0.0 or best.size <= 2.0 * (14.0 * math.sqrt(fam.mean_var(0.0)[1]) + 16.0):
+            return best
+        for f in (0.5, 0.25):
+            try:
+                cand = plan_tilted(ups, theta * f, _TAU, self.max_lattice, target=target)
+            except WindowTooLarge:
+                continue
+            if cand.size < 0.7 * best.size and cand.relative_error(target) <= 0.02 * self.tolerance:
+                best = cand
+            else:
+                break
+        return best
 
     def _lattice(self, h: float, center: float, tail: float) -> _Lattice:
         key = ("poisson-pld", self.segments, h, center, tail, self.max_lattice, self.tolerance)
@@ -572,43 +609,77 @@ class PoissonPLD:
         lo, hi, _, _ = self._delta_parts(eps, h, center, tail)
         return lo, hi
 
-    def _saddle(self, eps: float) -> float:
-        """theta >= 0 with sum_i T_i K_i'(theta) = eps: the saddle point of the composed
-        remove-direction loss (K_i its cumulant generating function under P), by Newton on a
-        quadrature over x (a proposal for the lattice spacing only)."""
+    def _cumulants(self, theta: float) -> tuple[float, float, float]:
+        """K, K', K'' at theta of the composed remove-direction loss (K its cumulant generating function)."""
+        k0 = k1 = k2 = 0.0
+        for s, q, t in self.segments:
+            c0, c1, c2 = _tilted_loss_moments(s, q, theta)
+            k0, k1, k2 = k0 + t * c0, k1 + t * c1, k2 + t * c2
+        return k0, k1, k2
+
+    def _saddle(self, eps: float) -> tuple[float, float, float]:
+        """(theta, K(theta), K''(theta)) with theta >= 0 and K'(theta) = eps: the saddle point of
+        the composed remove-direction loss, by Newton on a quadrature over x (proposals only)."""
         theta = 0.0
         for _ in range(30):
-            k1 = k2 = 0.0
-            for s, q, t in self.segments:
-                m1, m2 = _tilted_loss_moments(s, q, theta)
-                k1 += t * m1
-                k2 += t * m2
+            k0, k1, k2 = self._cumulants(theta)
             if k1 >= eps and theta == 0.0:
-                return 0.0
-            if k2 <= 0.0 or abs(k1 - eps) <= 1e-3 * eps:
+                return 0.0, k0, k2
+            if k2 <= 0.0 or abs(k1 - eps) <= 1e-3 * max(eps, 1e-300):
                 break
-            theta = max(theta + (eps - k1) / k2, 0.5 * theta)
-            theta = min(theta, 1e4)
-        return theta
+            theta = min(max(theta + (eps - k1) / k2, 0.5 * theta), 1e4)
+        return theta, k0, k2
 
-    def _spacing_for(self, eps_guess: float) -> float:
+    def _eps_guess(self, d: float) -> tuple[float, float]:
+        """epsilon(d) by the saddle-point (Bahadur-Rao) approximation of the remove direction,
+        delta ~ e^{K(theta) - theta K'(theta)} / (theta (theta + 1) sqrt(2 pi K''(theta))) at
+        eps = K'(theta), solved for theta by Newton (d log delta / d theta ~ -theta K''),
+        within a factor 4 of the Gaussian-DP guess; (eps, its saddle point theta, or nan) (a
+        first tilt centre and lattice spacing: no bound rests on it)."""
+        gdp = float(_gdp_epsilon(d, self._mu)) if self._mu > 0 else 1.0
+        if not (0.0 < gdp < 1e4):
+            gdp = 1.0
+        theta = self._saddle(gdp)[0]
+        if theta < 0.05:
+            return gdp, theta
+        log_d = math.log(d)
+        eps, theta_eps = gdp, math.nan
+        for _ in range(20):
+            k0, k1, k2 = self._cumulants(theta)
+            if k2 <= 0.0:
+                return gdp, theta
+            eps, theta_eps = k1, theta
+            excess = k0 - theta * k1 - math.log(theta * (theta + 1.0) * math.sqrt(2.0 * math.pi * k2)) - log_d
+            step = excess / (theta * k2)
+            theta = min(max(theta + step, 0.5 * theta), 2.0 * theta)
+            if abs(step) <= 1e-3 * theta or theta < 0.05:
+                break
+        return (eps, theta_eps) if 0.25 * gdp <= eps <= 4.0 * gdp else (gdp, math.nan)
+
+    def _spacing_for(self, eps_guess: float, scale: float = math.inf, theta: float = math.nan) -> float:
         # second-order discretisation: each step's cells bend the tilted law e^{theta l} that
         # weighs the tail at eps by about h^2 theta^2 / 8, theta the saddle point at eps; in
         # epsilon the relative width comes to about c T h^2 (theta + 1) / eps, c = 0.13 - 0.16 on
         # DP-SGD settings with 20 or more expected sampled steps, up to ~0.6 with 1 - 20 and ~1.7
-        # below (a few sampled steps: far from a Gaussian law).  0.8 of the tolerance is aimed
+        # below (a few sampled steps: far from a Gaussian law).  0.7 of the tolerance is aimed
         # at; the refinement corrects the spacing from the measured gap.
         eps = max(eps_guess, 1e-3)
-        theta = self._saddle(eps)
+        if not theta >= 0.0:
+            theta = self._saddle(eps)[0]
         sampled = sum(q * t for _, q, t in self.segments)
         c = 0.14 if sampled >= 20.0 else (0.3 if sampled >= 1.0 else 0.6)
-        h = math.sqrt(0.8 * self.tolerance * eps / (c * self.steps * (theta + 1.0)))
+        goal = self.tolerance * min(1.0, scale / eps)
+        h = math.sqrt(0.7 * goal * eps / (c * self.steps * (theta + 1.0)))
         return _snap(min(max(h, 1e-14), 0.1 * _MAX_SPACING))
 
     def _refine(self, query: Callable[[float, float], tuple[float, float]],
                 at: Callable[[tuple[float, float]], float], h: float, center: float, tail: float,
-                trivial: tuple[float, float], fixed_center: bool) -> _Refined:
-        """Run ``query(h, center)``, then at finer spacings while the bracket misses the tolerance.
+                trivial: tuple[float, float], fixed_center: bool, scale: float = math.inf) -> _Refined:
+        """Run ``query(h, center)``, then at finer spacings while the bracket misses its goal.
+
+        The goal is a relative width of ``tolerance``, and an absolute width of
+        ``tolerance * scale`` (the epsilon brackets of large epsilon: as resolved as an
+        accountant of absolute error 5 tolerance, 0.01 by default).
 
         ``at(bracket)`` is the eps where the delta gap is examined (and, unless
         ``fixed_center``, where the next lattice is tilted).  Every bracket found is certified,
@@ -640,26 +711,33 @@ class PoissonPLD:
             spacing = h
             best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
             w = (best[1] - best[0]) / best[1] if best[1] > 0 else 0.0
-            if w <= self.tolerance:
+            goal = self.tolerance * min(1.0, scale / best[1]) if best[1] > 0 else self.tolerance
+            if w <= goal:
                 note = ""
                 break
-            if note:
-                break
             e = at(best)
-            if not math.isfinite(e):
+            if not fixed_center and center != 0.0 and not recentred and (
+                    not math.isfinite(e) or best[0] <= 0.0 or w > 0.5):
+                # the tilted window missed the answer (a poor first guess): compose untilted,
+                # which is usable at every epsilon, then tilt where it lands
+                center, recentred, note = 0.0, True, ""
+                continue
+            if note or not math.isfinite(e):
                 break
-            _, _, disc, errs = self._delta_parts(e, h, center, tail)
+            try:
+                _, _, disc, errs = self._delta_parts(e, h, center, tail)
+            except WindowTooLarge as exc:  # (the add direction's lower bound, built on demand)
+                note = self._memory_note(max(needed, exc.needed))
+                break
             if errs > disc and not fixed_center and not recentred and abs(e - center) > 1e-9 * e:
-                # the error terms dominate, the tilt's centre is away from the answer: re-tilt
-                # there, or, with no lower end yet (the answer may lie below the tilted window's
-                # usable part), compose untilted, which is usable everywhere
-                center, recentred = (e if best[0] > 0.0 else 0.0), True
+                # the error terms dominate, the tilt's centre is away from the answer: re-tilt there
+                center, recentred = e, True
                 continue
             if disc <= 0.0:  # nothing left to refine: the error terms set the width
                 if errs > 0.0:
                     note = self._roundoff_note()
                 break
-            target = 0.7 * (disc + errs) * self.tolerance / w  # delta gap that would meet it
+            target = 0.7 * (disc + errs) * goal / w  # delta gap that would meet it
             if errs >= 0.5 * target:
                 note = self._roundoff_note()
                 break
@@ -754,9 +832,7 @@ class PoissonPLD:
         True
         """
         d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
-        guess = float(_gdp_epsilon(d, self._mu)) if self._mu > 0 else 1.0
-        if not (0.0 < guess < 1e4):
-            guess = 1.0
+        guess, theta = self._eps_guess(d)
         # slope of sqrt(-2 log delta(eps)) in eps, about 1 / mu for Gaussian-like tails (a
         # proposal for the search only)
         slope = 1.0 / min(max(self._mu, 1e-3), 1e3)
@@ -764,8 +840,8 @@ class PoissonPLD:
         # 1e-4 of the tolerance of delta (a power of 10, so nearby queries share single steps)
         tail = min(max(10.0 ** math.floor(math.log10(1e-4 * self.tolerance * d)), _TAIL), 1e-12)
         res = self._refine(lambda h, c: invert(lambda e: self._delta_at(e, h, c, tail), d, start=(c, slope)),
-                           lambda b: b[1], self._spacing_for(guess), guess, tail, (0.0, math.inf),
-                           fixed_center=False)
+                           _mid, self._spacing_for(guess, _EPS_SCALE, theta), guess, tail, (0.0, math.inf),
+                           fixed_center=False, scale=_EPS_SCALE)
         if not math.isfinite(res.bracket[1]):
             if not math.isfinite(res.spacing):
                 raise DPBoundsError(f"no finite epsilon can be certified at delta={d:g}: no loss lattice "
@@ -774,7 +850,13 @@ class PoissonPLD:
         return self._bracket(res, "epsilon", d, warn=True)
 
     def _raise_unbounded(self, d: float, spacing: float, tail: float) -> None:
-        lo, hi = self._delta_at(1e4, spacing, 1e4, tail)
+        lo, hi = 0.0, 1.0
+        for center in (1e4, 0.0):  # tilted for eps = 1e4, else untilted (a smaller window)
+            try:
+                lo, hi = self._delta_at(1e4, spacing, center, tail)
+                break
+            except WindowTooLarge:
+                continue
         if lo >= d:
             raise DPBoundsError(
                 f"no finite epsilon can be certified at delta={d:g}: epsilon exceeds 1e4 "
@@ -796,27 +878,37 @@ def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, floa
     return s, qa, steps
 
 
-def _tilted_loss_moments(sigma: float, q: float, theta: float) -> tuple[float, float]:
-    """Mean and variance of the remove-direction loss L(x) of one step under P tilted by e^{theta L}.
+def _tilted_loss_moments(sigma: float, q: float, theta: float) -> tuple[float, float, float]:
+    """log E_P[e^{theta L}], and the mean and variance of the remove-direction loss L(x) of one
+    step under P tilted by e^{theta L}.
 
     E_P[e^{theta L} g(L)] = E_Q[e^{(theta + 1) L} g(L)] with Q = N(0, s^2): a Riemann sum over x
     on a grid that follows the tilted integrand's peak (near x = theta + 1 where L is linear).
     """
     lo = -12.0 * sigma
     hi = 1.0 + 12.0 * sigma + max(theta + 1.0, 0.0) * (1.0 if q < 1.0 else sigma * sigma)
-    x = np.linspace(lo, hi, 801)
+    x = np.linspace(lo, hi, 401)
     z = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
     if q == 1.0:
         loss = z
-    else:
-        loss = np.where(z > 0.0, z + np.log(q + (1.0 - q) * np.exp(-np.maximum(z, 0.0))),
-                        np.log1p(q * np.expm1(np.minimum(z, 0.0))))
+    else:  # as _loss: log1p where q e^z is moderate (no cancellation), else the log-sum form
+        t = q * np.expm1(np.minimum(z, 700.0))
+        with np.errstate(divide="ignore"):
+            big = z + np.log(q + (1.0 - q) * np.exp(-np.maximum(z, 0.0)))
+        loss = np.where(t < 1e300, np.log1p(t), big)
     lw = (theta + 1.0) * loss - 0.5 * (x / sigma) ** 2
-    w = np.exp(lw - float(np.max(lw)))
+    m = float(np.max(lw))
+    w = np.exp(lw - m)
     tot = float(np.sum(w))
     m1 = float(np.sum(w * loss)) / tot
     m2 = float(np.sum(w * (loss - m1) ** 2)) / tot
-    return m1, m2
+    log_mgf = m + math.log(tot * (x[1] - x[0]) / (sigma * math.sqrt(2.0 * math.pi)))
+    return log_mgf, m1, m2
+
+
+def _mid(b: tuple[float, float]) -> float:
+    """The middle of an epsilon bracket (its upper end while the lower one is 0)."""
+    return 0.5 * (b[0] + b[1]) if b[0] > 0.0 else b[1]
 
 
 def _snap(h: float) -> float:

@@ -42,7 +42,7 @@ from dpbounds.accountant._lattice import WindowTooLarge, fft_size
 
 FArr = NDArray[np.float64]
 
-__all__ = ["Composed", "Plan", "TailSums", "compose_tilted", "compose_plan", "plan_tilted", "choose_tilt", "saddle_tilt", "fft_error_level", "FFT_LEVEL", "UNIT_ROUNDOFF"]
+__all__ = ["Composed", "Plan", "TailSums", "TiltFamily", "compose_tilted", "compose_plan", "plan_tilted", "saddle_tilt", "fft_error_level", "FFT_LEVEL", "UNIT_ROUNDOFF"]
 
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Error constant per radix-2 level of the FFT error bound (in units of the unit round-off).
@@ -120,7 +120,7 @@ def _logs(pmf: FArr) -> tuple[FArr, FArr]:
     return np.log(pmf[nz]), nz.astype(np.float64)
 
 
-class _Family:
+class TiltFamily:
     """The exponential family of a composed lattice law: mean and variance of its tilts."""
 
     def __init__(self, parts: Sequence[tuple[int, FArr, int]]):
@@ -167,38 +167,7 @@ def saddle_tilt(parts: Sequence[tuple[int, FArr, int]], target: float, theta_max
     0 where the untilted mean is already at or above ``target``; at most ``theta_max``.  Only
     proposes the tilt: every later bound holds for any theta.
     """
-    return _Family(parts).saddle(target, theta_max, start)
-
-
-def choose_tilt(parts: Sequence[tuple[int, FArr, int]], target: float, theta_max: float, rel: float,
-                tau: float, start: float = 0.0) -> float:
-    """The tilt for queries near lattice index ``target``: the smallest fraction (0, 1/4, 1/2,
-    3/4, 1) of the saddle-point tilt whose error estimate near the target is below ``rel``.
-
-    The saddle-point tilt centres the tilted law at the target, making the round-off and the
-    window's tails relative to the mass there; a partial tilt leaves the target z tilted
-    standard deviations above the tilted mean, where those errors grow like e^{z^2 / 2}
-    (Gaussian shape), but sheds the heavy right tail that rare steps of large loss get from a
-    strong tilt, and with it most of the window.  (Every bound holds for any tilt: this only
-    chooses a cheap one.)
-    """
-    fam = _Family(parts)
-    m0, v0 = fam.mean_var(0.0)
-    theta = fam.saddle(target, theta_max, start)
-    if theta == 0.0:
-        return 0.0
-    _, v1 = fam.mean_var(theta)
-    for f in (0.0, 0.25, 0.5, 0.75):
-        # the tilted law's mean and variance between theta = 0 and the saddle point (exact for a
-        # Gaussian law; this only proposes the tilt)
-        m, v = m0 + f * (target - m0), v0 + f * (v1 - v0)
-        sd = math.sqrt(max(v, 1e-300))
-        z = max(target - m, 0.0) / sd
-        est = math.exp(min(0.5 * z * z, 700.0)) * max(z, 1.0) * 10.0 * (
-            fam.total * fft_error_level(int(15.0 * sd) + 16) + tau)
-        if est <= rel:
-            return theta * f
-    return theta
+    return TiltFamily(parts).saddle(target, theta_max, start)
 
 
 class _Part(NamedTuple):
@@ -363,18 +332,22 @@ class Plan(NamedTuple):
     lam_wrap: float
 
     def relative_error(self, index: float) -> float:
-        """Rough size of the round-off relative to the tilted mass near lattice ``index`` (to choose a tilt)."""
-        z2 = max(index - self.mean, 0.0) ** 2 / (2.0 * max(self.var, 1e-300))
+        """Rough size of the round-off relative to the tilted mass beyond lattice ``index`` (to choose a tilt)."""
+        z = max(index - self.mean, 0.0) / math.sqrt(max(self.var, 1e-300))
         total = sum(p.count for p in self.parts)
-        return 10.0 * total * fft_error_level(self.size) * math.exp(min(z2, 700.0))
+        return 2.0 * total * fft_error_level(self.size) * math.exp(min(0.5 * z * z, 700.0))
 
 
 def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float, max_lattice: int,
-                like: Plan | None = None) -> Plan:
+                like: Plan | None = None, target: float | None = None) -> Plan:
     """The window of :func:`compose_tilted` (Chernoff bounds of the tilted law); raises
     :class:`WindowTooLarge` if it exceeds ``max_lattice``.
 
-    ``like``: the plan of a nearly equal law (same tilt), whose Chernoff parameters are
+    ``target``: the lattice index queries will be made near (default the tilted mean).  The
+    masses the window leaves out are charged, untilted, against the tail there: where the
+    target lies z tilted standard deviations above the tilted mean (a partial tilt), that tail
+    holds only about e^{-z^2/2} of the tilted mass, and the window's levels are lowered by as
+    much.  ``like``: the plan of a nearly equal law (same tilt), whose Chernoff parameters are
     reused instead of searched (the bounds are evaluated for this law: as valid, maybe wider).
     """
     total = sum(c for _, _, c in parts)
@@ -384,20 +357,26 @@ def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float
     mean = sum(p.count * p.mean for p in tp)
     var = sum(p.count * p.var for p in tp)
     span = sum(p.count * (p.x.size - 1) for p in tp)
-    a = math.log(1.0 / tau)
-    # below: the mass under the window aliases to its top, where queries near the mean see it
+    j_base = sum(p.count * p.base for p in tp)
+    dz = max(target - j_base - mean, 0.0) if target is not None else 0.0
+    z = dz / math.sqrt(max(var, 1e-300))
+    # -log of the tilted mass beyond the target (Gaussian estimate: only sets the levels)
+    level = 0.5 * z * z + math.log(max(z, 1.0) * 2.5066282746310002) if z > 0.0 else 0.0
+    a = math.log(1.0 / tau) + level
+    # below: the mass under the window aliases to its top, where the queries see it
     d_lo, lam_lo, lb_lo = _chernoff(tp, a, -1.0, mean, 0.0, like.lam_lo if like else 0.0)
     # above: the mass over the window's top matters only through its untilted weight, e^{-theta d}
-    # below the weight at the mean (queries lie near the mean): the damped bound ...
-    d_hi, lam_hi, lb_hi = _chernoff(tp, a, 1.0, span - mean, theta, like.lam_hi if like else 0.0)
+    # below the weight at the target: the damped bound ...
+    d_hi, lam_hi, lb_hi = _chernoff(tp, a + theta * dz, 1.0, span - mean, theta, like.lam_hi if like else 0.0)
     lo = max(int(math.floor(mean - d_lo)), 0)
-    # ... and what lies beyond it lands at S - size: at and above index kq (halfway from the
-    # window's bottom to the mean) only from S >= lo + size + kq, a plain bound further out
-    kq = max(int(0.5 * (mean - lo)), 0)
+    # ... and what lies beyond it lands at S - size: at and above index kq (a quarter of the
+    # way from the window's bottom to the mean) only from S >= lo + size + kq, a plain bound
+    # further out
+    kq = max(int(0.25 * (mean - lo)), 0)
     if theta > 0.0:
         d_w, lam_w, lb_w = _chernoff(tp, a, 1.0, span - mean, 0.0, like.lam_wrap if like else 0.0)
     else:
-        d_w, lam_w, lb_w = d_hi, lam_hi, lb_hi
+        d_w, lam_w, lb_w = _chernoff(tp, a, 1.0, span - mean, 0.0, like.lam_wrap if like else lam_hi)
     top = max(d_hi, d_w - kq)
     hi = min(int(math.ceil(mean + top)), span)
     full = hi - lo + 1 >= span + 1 or (lo == 0 and hi == span)
@@ -419,7 +398,6 @@ def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float
     if size > max_lattice:
         raise WindowTooLarge(size)
     lam_wrap = lam_w
-    j_base = sum(p.count * p.base for p in tp)
     return Plan(tp, theta, lo, size, cut, tau_lo, tau_hi, tau_wrap, kq, j_base + mean, var, lam_lo, lam_hi, lam_wrap)
 
 
@@ -551,7 +529,8 @@ class TailSums:
         n = c.g.size
         self.n = n
         # untilting exponent log_scale - theta K: representable from kmin on; queries lie near
-        # the tilted law's mean: below kq (halfway from the window's bottom to it) nothing is kept
+        # the tilted law's mean: below kq (a quarter of the way from the window's bottom to it)
+        # nothing is kept
         if c.theta > 0.0:
             kmin = max(int(math.ceil((c.log_scale - _MAX_EXP) / c.theta)), c.kq)
         else:
