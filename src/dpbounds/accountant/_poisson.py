@@ -528,6 +528,11 @@ class PoissonPLD:
         """Both directions' composed lattices at spacing h, tilted for queries near eps = ``center``,
         the normals' mass beyond the cells at most ``tail`` over all steps.  The add direction's
         lower bound is left out (the remove direction's is a lower bound of the larger one)."""
+        # a window spans at least ~10 standard deviations of the composed loss: refuse at once
+        # where even that exceeds max_lattice (before any single step is built)
+        sd = math.sqrt(max(self._cumulants(0.0)[2], 0.0))
+        if 10.0 * sd / h > self.max_lattice:
+            raise WindowTooLarge(int(min(10.0 * sd / h, 1e18)))
         # relative float allowance of the cell masses, compounded over the steps
         float_rel = math.expm1(self.steps * math.log1p(_FLOAT_STEP + _FLOAT_SPLIT / h))
         out = []
