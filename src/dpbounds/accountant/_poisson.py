@@ -353,15 +353,19 @@ class PoissonPLD:
     Parameters
     ----------
     noise_multiplier : float
-        s, finite and > 0.
+        s in [0.05, 1e4] (below, almost every sampled step's loss exceeds 700, the largest the
+        lattice represents; above, a step's losses are below any useful lattice spacing).
     sample_rate : float
         q in (0, 1].
     steps : int
-        Number of steps T >= 1.
+        Number of steps T >= 1, at most 1e9 in all (beyond, the round-off bounds of the
+        composition, about T x 1e-15 relative, leave no useful bracket).
     tolerance : float, optional
         Target relative width ``(upper - lower) / upper`` of the brackets, in (0, 1)
         (default 2e-3): of the epsilon bracket for :meth:`epsilon`, of the delta bracket
-        for :meth:`delta`.
+        for :meth:`delta`.  Epsilon brackets are also refined to an absolute width of at most
+        5 tolerance (0.01 by default: the resolution of an accountant with absolute error
+        0.01), which is the tighter of the two above epsilon = 5.
     max_lattice : int, optional
         Largest composition window in lattice points (default 2**21, 16 MiB per array); at
         most 2**26 (~3 GiB peak), larger values raise DPBoundsError naming it.
@@ -392,26 +396,35 @@ class PoissonPLD:
     * Lower bound: the pair of cell masses (P(cell), Q(cell)) is a post-processing of the
       step, and so is the composed pair merged by the sum of the cells' lattice indices; its
       hockey-stick divergence sum_K (P(K) - e^eps Q(K))^+ is at least every partial sum over
-      K >= K*.  Q is composed tilted by e^{(k + c) h} (c normalising the tilted masses), so
-      its round-off is not magnified by e^eps.  Mass beyond the outermost cells is merged
-      into them (a post-processing too).
-    * Composition: one FFT power of each single-step PMF on a window that holds all but 1e-14
-      of the mass on each side (Chernoff bounds of the lattice law; Koskela, Jälkö, Honkela:
-      "Computing tight differential privacy guarantees using FFT"); segments of a
-      heterogeneous history by convolution.
+      K >= K*.  Mass beyond the outermost cells is merged into them (a post-processing too).
+      delta is the larger direction's, so the remove direction's lower bound is one of it;
+      the add direction's is composed only where its upper bound is the larger.
+    * Composition: the single-step PMFs are exponentially tilted by e^{theta l} (theta the
+      saddle point of the tail at the queried epsilon, or a fraction of it where the tilted
+      law would grow a heavy right tail) and composed by one FFT product per array (every
+      segment of a heterogeneous history in the same product), on a window that holds all
+      but 1e-11 of the tilted mass near the query (Chernoff bounds of the tilted law; the
+      FFT composition of Koskela, Jälkö, Honkela: "Computing tight differential privacy
+      guarantees using FFT").  Untilting makes every error relative to the tail itself.
 
     Certified (in exact arithmetic): the discretisation of both directions, the mass beyond
-    the cells and the composition window's tails.  Estimated, not proved: the FFT round-off
-    (the shared composition's error model, added to the upper and subtracted from the lower
-    bound) and the floating-point error of the cell masses (64 ulp per step and bound).  The
-    FFT estimate grows like T sqrt(window) and sets the smallest delta that can be certified
-    (about 2e-8 at T = 1e4); :meth:`epsilon` raises ``ValueError`` below it.
+    the cells and the composition window's tails (aliased and left-out mass charged at its
+    untilted weight).  Bounded from the data (the per-coefficient error analysis of the
+    Cooley-Tukey FFT, with its per-level constant taken as 8 unit round-offs, and of complex
+    products; see Higham, "Accuracy and Stability of Numerical Algorithms"): the FFT
+    round-off of the composition, about T u log2(window) relative to the tail whatever the
+    lattice.  Estimated: the floating-point error of the cell masses (relative 64 ulp, plus
+    8 ulp / h for the split of a cell between two lattice points, per step and compounded
+    over the steps).  Down to delta ~ 1e-27 at T = 1e4 brackets stay tight; below the mass
+    left beyond the cells (about 1e-30) :meth:`epsilon` raises ``ValueError``.
 
-    The lattice spacing comes from a first epsilon guess (the Gaussian-DP central limit
-    mu = q sqrt(T (e^{1/s^2} - 1))) and is refined while the bracket is wider than the
-    tolerance, the window fits in ``max_lattice`` and the refinement narrows the bracket
-    (a finer window raises the round-off estimate).  A bracket that misses the tolerance says
-    why in its ``note`` (``tolerance_met`` is False; :meth:`epsilon` also issues a
+    The lattice spacing comes from a saddle-point model of the bracket's width,
+    c T h^2 (theta + 1) / eps, at a first epsilon guess (a saddle-point approximation of the
+    tail), and is refined from the measured gap while the bracket is wider than its goal and
+    the window fits in ``max_lattice``.  Every lattice's bracket is certified and the
+    intersection is returned; a tighter tolerance gives a finer lattice, so never a wider
+    bracket.  A bracket that misses the tolerance says why in its ``note``
+    (``tolerance_met`` is False; :meth:`epsilon` also issues a
     :class:`dpbounds.PrecisionWarning`).
 
     Examples
@@ -774,10 +787,11 @@ class PoissonPLD:
         return PrivacyBracket(
             res.bracket[0], res.bracket[1], quantity=quantity, at=at, tolerance=self.tolerance,
             method=(f"exact Poisson-subsampled Gaussian PLD (loss lattice of spacing "
-                    f"{res.spacing:.3g} composed over {self.steps} steps by FFT)"),
+                    f"{res.spacing:.3g} composed over {self.steps} steps by tilted FFT)"),
             certified=("cell discretisation (connect-the-dots split up, merged cell pair down), "
-                       "mass beyond the cells, composition window tails"),
-            estimated="FFT round-off of the composition; floating-point error of the cell masses",
+                       "mass beyond the cells, composition window tails; FFT round-off of the "
+                       "tilted composition (bounded per coefficient)"),
+            estimated="floating-point error of the cell masses",
             note=res.note, warn=warn)
 
     # ---- public ---------------------------------------------------------------------

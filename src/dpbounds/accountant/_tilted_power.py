@@ -174,7 +174,7 @@ class _Part(NamedTuple):
     base: int  # lattice index of x[0]
     x: FArr  # normalised tilted masses (trimmed)
     log_m: float  # log sum_k pmf[k] e^{theta (k - (base - jmin))}: the tilt's normaliser
-    count: int
+    times: int  # how many times the part is composed
     cut: float  # tilted mass trimmed from the ends (relative to the normalised law)
     kk: FArr  # the indices of x centred at the tilted mean
     mean: float
@@ -257,10 +257,10 @@ def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, 
             z = float(w.sum())
             kk = kk[nz]
         mu = _dot(w, kk) / z
-        c += p.count * (m + math.log(z))
-        c1 += p.count * mu
+        c += p.times * (m + math.log(z))
+        c1 += p.times * mu
         d = kk - mu
-        c2 += p.count * _dot(w, d * d) / z
+        c2 += p.times * _dot(w, d * d) / z
     return c, c1, c2
 
 
@@ -276,7 +276,7 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
     (lam + damp) C'(lam) - C(lam) = log_inv_tau, found by safeguarded Newton.  Only the choice
     of lam is a search: the bound returned is evaluated at the lam returned.
     """
-    var = sum(p.count * p.var for p in parts)
+    var = sum(p.times * p.var for p in parts)
     if var <= 0.0:
         return 0.0, 1.0, -math.inf
     lo, hi = 0.0, math.inf
@@ -334,7 +334,7 @@ class Plan(NamedTuple):
     def relative_error(self, index: float) -> float:
         """Rough size of the round-off relative to the tilted mass beyond lattice ``index`` (to choose a tilt)."""
         z = max(index - self.mean, 0.0) / math.sqrt(max(self.var, 1e-300))
-        total = sum(p.count for p in self.parts)
+        total = sum(p.times for p in self.parts)
         return 2.0 * total * fft_error_level(self.size) * math.exp(min(0.5 * z * z, 700.0))
 
 
@@ -352,12 +352,12 @@ def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float
     """
     total = sum(c for _, _, c in parts)
     tp = [_tilt_part(j, p, c, theta, tau / (4.0 * total)) for j, p, c in parts]
-    cut = sum(p.count * p.cut for p in tp)
+    cut = sum(p.times * p.cut for p in tp)
     # window [lo, lo + size) in offsets from J0 = sum count * base
-    mean = sum(p.count * p.mean for p in tp)
-    var = sum(p.count * p.var for p in tp)
-    span = sum(p.count * (p.x.size - 1) for p in tp)
-    j_base = sum(p.count * p.base for p in tp)
+    mean = sum(p.times * p.mean for p in tp)
+    var = sum(p.times * p.var for p in tp)
+    span = sum(p.times * (p.x.size - 1) for p in tp)
+    j_base = sum(p.times * p.base for p in tp)
     dz = max(target - j_base - mean, 0.0) if target is not None else 0.0
     z = dz / math.sqrt(max(var, 1e-300))
     # -log of the tilted mass beyond the target (Gaussian estimate: only sets the levels)
@@ -416,7 +416,7 @@ def compose_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: fl
 def compose_plan(plan: Plan) -> Composed:
     """Run the FFT composition of a :class:`Plan`."""
     tp, theta, lo, size = plan.parts, plan.theta, plan.lo, plan.size
-    total = sum(p.count for p in tp)
+    total = sum(p.times for p in tp)
     lvl = fft_error_level(size)
     # ---- spectra of the folded parts and their powers
     log_f_bound = None  # sum_i count_i log(|f_i| + a_i): log of the product's magnitude bound
@@ -426,14 +426,14 @@ def compose_plan(plan: Plan) -> Composed:
     for p in tp:
         x = p.x
         if x.size > size:  # fold circularly (exact for a circular convolution)
-            folds += p.count * math.ceil(x.size / size)
+            folds += p.times * math.ceil(x.size / size)
             pad = (-x.size) % size
             x = np.concatenate([x, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
         f = np.fft.rfft(x, n=size)
         a = lvl * float(np.sum(x)) * (1.0 + 1e-12)
         lf = np.log(np.abs(f) + a)
-        per_part.append((f, a, lf, p.count))
-        log_f_bound = p.count * lf if log_f_bound is None else log_f_bound + p.count * lf
+        per_part.append((f, a, lf, p.times))
+        log_f_bound = p.times * lf if log_f_bound is None else log_f_bound + p.times * lf
     assert log_f_bound is not None
     keep = np.flatnonzero(log_f_bound > _LOG_TINY)
     for f, _, _, count in per_part:
@@ -466,12 +466,12 @@ def compose_plan(plan: Plan) -> Composed:
     beta *= 1.0 + 1e-9
     if lo % size:
         g = np.roll(g, -(lo % size))
-    j_base = sum(p.count * p.base for p in tp)
-    log_scale = sum(p.count * p.log_m for p in tp) - theta * lo
+    j_base = sum(p.times * p.base for p in tp)
+    log_scale = sum(p.times * p.log_m for p in tp) - theta * lo
     # relative error of the untilted masses: the tilted masses' rounding compounded over the
     # steps, the folding sums, and the rounding of log_scale - theta K (its terms' sizes)
-    scale_rel = (sum(p.count * p.rho for p in tp)
-                 + 4.0 * UNIT_ROUNDOFF * (sum(p.count * (abs(p.log_m) + 1.0) for p in tp) + abs(theta) * (lo + size)
+    scale_rel = (sum(p.times * p.rho for p in tp)
+                 + 4.0 * UNIT_ROUNDOFF * (sum(p.times * (abs(p.log_m) + 1.0) for p in tp) + abs(theta) * (lo + size)
                                           + abs(log_scale) + 2.0 + folds))
     return Composed(j_base + lo, g, theta, log_scale, beta, plan.cut, plan.tau_lo, plan.tau_hi, plan.tau_wrap,
                     plan.kq, scale_rel)
