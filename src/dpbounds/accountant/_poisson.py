@@ -32,7 +32,7 @@ _ULP = 2.220446049250313e-16
 # estimate, not a certified bound; see the notes of PoissonPLD.
 _FLOAT_STEP = 64.0 * _ULP
 _FLOAT_SPLIT = 8.0 * _ULP
-_TAU = 1e-11  # tilted mass left outside each composition window (each side): relative to the mass near a query
+_TAU = 1e-10  # tilted mass left outside each composition window (each side): relative to the mass near a query
 _TAIL = 1e-28  # mass of each normal left beyond the outermost cells, over all steps
 _MAX_GAP = 1 << 22  # longest run of empty lattice points kept inside a single-step PMF
 _MAX_SPACING = 0.5  # coarsest lattice tried when the window does not fit
@@ -582,9 +582,9 @@ class PoissonPLD:
         fam = TiltFamily(ups)
         theta = fam.saddle(target, _THETA_MAX)
         best = plan_tilted(ups, theta, _TAU, self.max_lattice, target=target)
-        # a window within 2 x of a Gaussian law's of the untilted spread (+-7 sd) has no heavy
+        # a window within 1.2 x of a Gaussian law's of the untilted spread (+-7 sd) has no heavy
         # tail to shed (a heavy tail also inflates the tilted law's own spread)
-        if theta == 0.0 or best.size <= 2.0 * (14.0 * math.sqrt(fam.mean_var(0.0)[1]) + 16.0):
+        if theta == 0.0 or best.size <= 1.2 * (14.0 * math.sqrt(fam.mean_var(0.0)[1]) + 16.0):
             return best
         for f in (0.5, 0.25):
             try:
@@ -679,7 +679,7 @@ class PoissonPLD:
         # weighs the tail at eps by about h^2 theta^2 / 8, theta the saddle point at eps; in
         # epsilon the relative width comes to about c T h^2 (theta + 1) / eps, c = 0.13 - 0.16 on
         # DP-SGD settings with 20 or more expected sampled steps, up to ~0.6 with 1 - 20 and ~1.7
-        # below (a few sampled steps: far from a Gaussian law).  0.7 of the tolerance is aimed
+        # below (a few sampled steps: far from a Gaussian law).  0.8 of the tolerance is aimed
         # at; the refinement corrects the spacing from the measured gap.
         eps = max(eps_guess, 1e-3)
         if not theta >= 0.0:
@@ -687,7 +687,7 @@ class PoissonPLD:
         sampled = sum(q * t for _, q, t in self.segments)
         c = 0.14 if sampled >= 20.0 else (0.3 if sampled >= 1.0 else 0.6)
         goal = self.tolerance * min(1.0, scale / eps)
-        h = math.sqrt(0.7 * goal * eps / (c * self.steps * (theta + 1.0)))
+        h = math.sqrt(0.8 * goal * eps / (c * self.steps * (theta + 1.0)))
         return _snap(min(max(h, 1e-14), 0.1 * _MAX_SPACING))
 
     def _refine(self, query: Callable[[float, float], tuple[float, float]],
@@ -906,7 +906,7 @@ def _tilted_loss_moments(sigma: float, q: float, theta: float) -> tuple[float, f
     """
     lo = -12.0 * sigma
     hi = 1.0 + 12.0 * sigma + max(theta + 1.0, 0.0) * (1.0 if q < 1.0 else sigma * sigma)
-    x = np.linspace(lo, hi, 401)
+    x = np.linspace(lo, hi, 201)
     z = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
     if q == 1.0:
         loss = z

@@ -184,7 +184,7 @@ class _Part(NamedTuple):
     kk_s: FArr
 
 
-def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float) -> _Part:
+def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, search: bool = True) -> _Part:
     n = pmf.size
     span = theta * (n - 1)
     if span <= 600.0:
@@ -226,7 +226,7 @@ def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float) -> _
     kk -= mu
     var = _dot(x, kk * kk) / s0
     blk = -(-x.size // _SEARCH_POINTS)
-    if blk > 1:
+    if blk > 1 and search:
         xs = np.concatenate([x, np.zeros((-x.size) % blk)]).reshape(-1, blk)
         ms = xs.sum(axis=1)
         ks = (xs * np.arange(xs.size, dtype=np.float64).reshape(-1, blk)).sum(axis=1)
@@ -351,7 +351,7 @@ def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float
     reused instead of searched (the bounds are evaluated for this law: as valid, maybe wider).
     """
     total = sum(c for _, _, c in parts)
-    tp = [_tilt_part(j, p, c, theta, tau / (4.0 * total)) for j, p, c in parts]
+    tp = [_tilt_part(j, p, c, theta, tau / (4.0 * total), like is None) for j, p, c in parts]
     cut = sum(p.times * p.cut for p in tp)
     # window [lo, lo + size) in offsets from J0 = sum count * base
     mean = sum(p.times * p.mean for p in tp)
