@@ -144,7 +144,7 @@ class _Step:
         # merging is a post-processing), not dropped
         pl, ql = self._merged_tails(p, a0, (1.0 - q) * self.bot0 + q * self.bot1, self.bot0, inf, self.top0)
         k = np.arange(self.k_lo, self.k_hi, dtype=np.float64)
-        r, cc = _tilt(ql, k, h)
+        r, cc = _tilt_q(ql, k, h)
         return (self.k_lo, up, inf), (self.k_lo, pl, r, cc)
 
     @staticmethod
@@ -187,11 +187,11 @@ class _Step:
         # lower pair (P = N(0, s^2), Q = mixture), the masses beyond the cells merged in
         pl, ql = self._merged_tails(a0, p, self.bot0, (1.0 - q) * self.bot0 + q * self.bot1,
                                     self.top0, (1.0 - q) * self.top0 + q * self.top1)
-        r, cc = _tilt(ql[::-1], -(k[::-1] + 1.0), h)
+        r, cc = _tilt_q(ql[::-1], -(k[::-1] + 1.0), h)
         return (-self.k_hi, up, inf), (-self.k_hi, pl[::-1].copy(), r, cc)
 
 
-def _tilt(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
+def _tilt_q(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
     """Q masses at lattice indices j tilted by e^{(j + c) h}, c such that they sum to 1; (masses, c)."""
     with np.errstate(divide="ignore"):
         lw = np.log(qm) + j * h
@@ -403,7 +403,7 @@ class PoissonPLD:
       saddle point of the tail at the queried epsilon, or a fraction of it where the tilted
       law would grow a heavy right tail) and composed by one FFT product per array (every
       segment of a heterogeneous history in the same product), on a window that holds all
-      but 1e-11 of the tilted mass near the query (Chernoff bounds of the tilted law; the
+      but 1e-10 of the tilted mass near the query (Chernoff bounds of the tilted law; the
       FFT composition of Koskela, Jälkö, Honkela: "Computing tight differential privacy
       guarantees using FFT").  Untilting makes every error relative to the tail itself.
 
