@@ -24,11 +24,17 @@ What is bounded, and how (each term is computed from the data, not estimated):
   own rounding (the error bound of a complex product, Brent, Percival and Zimmermann);
 * the inverse FFT: ``FFT_LEVEL u (log2 L + 2)`` times the l1 norm of the spectrum over ``L``
   per output entry, plus ``1/L`` times the summed spectral error;
-* the window: the tilted mass outside it (Chernoff bounds of the tilted law) and the mass
-  trimmed from each PMF's ends; each weighs, untilted, what the untilting factor gives it
+* the window: the tilted mass outside it (Chernoff bounds of the tilted law: below the
+  window, above it, and so far above it that it wraps onto the queried part) and the mass
+  trimmed from each PMF's ends; each is charged, untilted, at the largest weight the
+  untilting gives where it may land.
+
+Not bounded here: the error of the input PMFs themselves (the caller's).
 
 :class:`Composed` holds the tilted result with ``beta`` (a bound on every entry's error) and
-``cut``, ``tau_lo``, ``tau_hi``, ``tau_wrap``; :class:`TailSums` turns it into tail sums with a per-query bound.
+the misplaced masses ``cut``, ``tau_lo``, ``tau_hi``, ``tau_wrap``; :class:`TailSums` turns it
+into untilted tail sums with a per-query bound.  :class:`Plan` is the window without the FFT,
+to compare tilts by their cost.
 """
 from __future__ import annotations
 
@@ -42,7 +48,8 @@ from dpbounds.accountant._lattice import WindowTooLarge, fft_size
 
 FArr = NDArray[np.float64]
 
-__all__ = ["Composed", "Plan", "TailSums", "TiltFamily", "compose_tilted", "compose_plan", "plan_tilted", "saddle_tilt", "fft_error_level", "FFT_LEVEL", "UNIT_ROUNDOFF"]
+__all__ = ["Composed", "Plan", "TailSums", "TiltFamily", "compose_tilted", "compose_plan", "plan_tilted", "saddle_tilt",
+           "fft_error_level", "FFT_LEVEL", "UNIT_ROUNDOFF"]
 
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Error constant per radix-2 level of the FFT error bound (in units of the unit round-off).
@@ -54,7 +61,7 @@ _SQRT5U = math.sqrt(5.0) * UNIT_ROUNDOFF
 _LOG_TINY = -740.0  # exp below this is (sub)normal dust, bounded by 1e-300 per coefficient
 _MAX_EXP = 700.0
 _DUST = 1e-300  # absolute slack for subnormal arithmetic in the tail sums
-_CH_SLACK = 1.0 + 1e-6
+_CH_SLACK = 1.0 + 1e-6  # Chernoff bounds raised for the rounding of their sums
 _SEARCH_POINTS = 1024  # size of the coarser copies the Chernoff parameters are searched on
 
 
@@ -92,13 +99,6 @@ class Composed(NamedTuple):
     tau_wrap: float
     kq: int
     scale_rel: float  # relative error of the untilted masses (normalisers, tilting, the parts' own rounding)
-
-
-def _log_mgf(logp: FArr, k: FArr, t: float) -> float:
-    """log sum_k exp(logp_k + t k) without overflow."""
-    w = logp + t * k
-    m = float(np.max(w))
-    return m + math.log(float(np.sum(np.exp(w - m))))
 
 
 def _moments(logp: FArr, k: FArr, t: float) -> tuple[float, float]:
