@@ -300,7 +300,9 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
         else:
             hi = lam
         nxt = lam - phi / ((lam + damp) * c2) if c2 > 0.0 else math.inf
-        if not (lo < nxt < hi):
+        # a Newton step off to ~1e300 (c2 tiny: mass left at the support's end) would overflow
+        # lam * k; doubling reaches any useful lam long before 1e200
+        if not (lo < nxt < min(hi, 1e200)):
             nxt = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * lam
         if lam > 1e300 or abs(nxt - lam) <= 1e-12 * lam:
             break
