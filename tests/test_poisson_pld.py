@@ -10,7 +10,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpbounds import PrecisionWarning
@@ -225,6 +225,7 @@ def test_epsilon_and_delta_brackets_are_consistent(sigma, q, steps, delta):
 
 @settings(max_examples=15, deadline=None)
 @given(sigma=st.floats(0.5, 5.0), q=st.floats(1e-3, 1.0), steps=st.integers(1, 30), eps=st.floats(0.0, 5.0))
+@example(sigma=0.5, q=0.5991390707876406, steps=6, eps=0.0)  # a Chernoff search once overflowed here
 def test_bracket_is_ordered_and_in_range(sigma, q, steps, eps):
     lo, hi = PoissonPLD(sigma, q, steps).delta(eps)
     assert 0.0 <= lo <= hi <= 1.0
