@@ -32,8 +32,8 @@ import numpy as np
 import dpbounds
 import dpbounds.rdp as R
 from dpbounds.outer import delta_bound_outer, min_dataset_size_outer, rounds_required_outer
-from dpbounds.sweep import parse_axis
-from dpbounds.sweep._quantities import QUANTITIES
+from dpbounds.sweeps import parse_axis
+from dpbounds.sweeps._quantities import QUANTITIES
 
 
 def best(runs: dict, repeat: int, clock) -> dict[str, float]:

@@ -13,9 +13,9 @@ import pytest
 import dpbounds
 from dpbounds import DPBoundsError
 from dpbounds._errors import status_reasons
-from dpbounds.sweep import QUANTITIES, parse_axis
-from dpbounds.sweep._quantities import get_quantity
-from dpbounds.sweep._sweep import run_sweep
+from dpbounds.sweeps import QUANTITIES, parse_axis
+from dpbounds.sweeps._quantities import get_quantity
+from dpbounds.sweeps._sweep import run_sweep
 
 
 def run(quantity, **kw):
@@ -362,7 +362,7 @@ def test_missing_pyarrow_names_the_extra(monkeypatch, tmp_path):
 def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix, monkeypatch):
     if suffix == ".parquet":
         pytest.importorskip("pyarrow", reason="pyarrow not installed")
-    from dpbounds.sweep import _store
+    from dpbounds.sweeps import _store
 
     # a quantity without a separable kernel: chunks of chunk_size points (not of whole rows)
     out = tmp_path / f"r{suffix}"
@@ -487,7 +487,7 @@ def test_registry_declares_outputs_axes_and_the_separable_kernels():
     import doctest
     import importlib
 
-    for mod in (importlib.import_module("dpbounds.sweep"), importlib.import_module("dpbounds.sweep._axes")):
+    for mod in (importlib.import_module("dpbounds.sweeps"), importlib.import_module("dpbounds.sweeps._axes")):
         result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted >= 3
 

@@ -46,8 +46,8 @@ def test_a_quantity_defined_in_an_unguarded_script_gets_a_message_not_a_hang(tmp
     script = _script(tmp_path, """
         import dataclasses
         import dpbounds
-        from dpbounds.sweep._quantities import get_quantity
-        from dpbounds.sweep._sweep import run_sweep
+        from dpbounds.sweeps._quantities import get_quantity
+        from dpbounds.sweeps._sweep import run_sweep
 
         def compute(a, o, out=None):
             return {"gdp_delta": dpbounds.ufuncs.gdp_delta(a["eps"], a["mu"], out=None if out is None else out["gdp_delta"])}

@@ -1,7 +1,7 @@
 """The Renyi-DP sweep quantities, a block of points at a time: equal to the accountant at every point.
 
 ``rdp_epsilon_poisson`` and ``rdp_epsilon_wor`` run the accountant's order search for a whole
-chunk in lock step (dpbounds/sweep/_rdp.py); every value, order, validity and error message must
+chunk in lock step (dpbounds/sweeps/_rdp.py); every value, order, validity and error message must
 be the one ``RDPAccountant(...).compose(...).get_epsilon(delta, return_order=True)`` gives at
 that point.  ``orders="default"`` is the fixed order list, the vectorised path of
 ``rdp.poisson_gaussian`` / ``rdp.subsampled_gaussian_wor`` and ``rdp.epsilon``.
@@ -17,7 +17,7 @@ import pytest
 
 import dpbounds
 import dpbounds.rdp as R
-from dpbounds.sweep._quantities import QUANTITIES
+from dpbounds.sweeps._quantities import QUANTITIES
 
 
 def _points(S, Q, T, D):
@@ -95,7 +95,7 @@ def test_a_signal_abandons_the_block_between_search_steps(tmp_path, monkeypatch)
         pytest.skip("the test runner handles SIGINT")
     import os
 
-    from dpbounds.sweep import _rdp
+    from dpbounds.sweeps import _rdp
 
     steps = []
     search = _rdp._refine

@@ -9,14 +9,14 @@ import numpy as np
 
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError, PrecisionWarning, warn
-from dpbounds.sweep._axes import parse_axis
-from dpbounds.sweep._engines import ENGINES, run_engine
-from dpbounds.sweep._evaluate import ChunkResult, Plan, axis_codes, resolve_outer
-from dpbounds.sweep._grid import Grid
-from dpbounds.sweep._interrupt import deferred_interrupts
-from dpbounds.sweep._progress import make_progress
-from dpbounds.sweep._quantities import Quantity, get_quantity
-from dpbounds.sweep._writers import MemoryWriter, make_writer
+from dpbounds.sweeps._axes import parse_axis
+from dpbounds.sweeps._engines import ENGINES, run_engine
+from dpbounds.sweeps._evaluate import ChunkResult, Plan, axis_codes, resolve_outer
+from dpbounds.sweeps._grid import Grid
+from dpbounds.sweeps._interrupt import deferred_interrupts
+from dpbounds.sweeps._progress import make_progress
+from dpbounds.sweeps._quantities import Quantity, get_quantity
+from dpbounds.sweeps._writers import MemoryWriter, make_writer
 
 __all__ = ["plan_sweep", "run_sweep", "Tally", "count_chunk", "warn_imprecise"]
 

@@ -19,9 +19,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds.sweep._grid import Grid, Layout
-from dpbounds.sweep._interrupt import Interrupts
-from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE, Quantity
+from dpbounds.sweeps._grid import Grid, Layout
+from dpbounds.sweeps._interrupt import Interrupts
+from dpbounds.sweeps._quantities import NONFINITE, STATUS_BASE, Quantity
 
 __all__ = ["Abandoned", "ChunkResult", "Plan", "evaluate_chunk", "finish", "finish_values", "put_reasons",
            "reason_codes", "resolve_outer"]

@@ -436,7 +436,7 @@ class _RdpBlock:
     point: Callable[[Mapping[str, float], Mapping[str, Any]], dict[str, Any]]
 
     def __call__(self, a: Mapping[str, Any], o: Mapping[str, Any], stop: Callable[[], None] = lambda: None) -> dict[str, Any]:
-        from dpbounds.sweep._rdp import rdp_epsilons
+        from dpbounds.sweeps._rdp import rdp_epsilons
 
         r = rdp_epsilons(self.kind, a, o, stop)
         return {self.output: r["eps"], "order": r["order"], "valid": r["valid"], "reasons": r["reasons"]}

@@ -20,9 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import BLOCK, ChunkResult, Plan, put_reasons, reason_codes
-from dpbounds.sweep._manifest import Part, identity
-from dpbounds.sweep._store import FileStore
+from dpbounds.sweeps._evaluate import BLOCK, ChunkResult, Plan, put_reasons, reason_codes
+from dpbounds.sweeps._manifest import Part, identity
+from dpbounds.sweeps._store import FileStore
 
 __all__ = ["Writer", "MemoryWriter", "FileWriter", "CsvStreamWriter", "chunk_columns", "columns", "make_writer"]
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from dpbounds.sweep._axes import INTEGER_AXES, parse_axis
+from dpbounds.sweeps._axes import INTEGER_AXES, parse_axis
 
 if TYPE_CHECKING:   # at run time QUANTITIES is loaded on first access (__getattr__ below)
-    from dpbounds.sweep._quantities import QUANTITIES
+    from dpbounds.sweeps._quantities import QUANTITIES
 
 __all__ = ["sweep", "parse_axis", "QUANTITIES", "INTEGER_AXES"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "QUANTITIES":
-        from dpbounds.sweep._quantities import QUANTITIES
+        from dpbounds.sweeps._quantities import QUANTITIES
 
         return QUANTITIES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -120,7 +120,7 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     >>> float(ds["delta_bound"].sel(sigma=2.0, rounds=1e6)) == dpbounds.delta_bound(2.0, 1e6)
     True
     """
-    from dpbounds.sweep._sweep import run_sweep
+    from dpbounds.sweeps._sweep import run_sweep
 
     result, _ = run_sweep(quantity, out=out, chunk_size=chunk_size, progress=progress, engine=engine, zipped=zip,
                           resume=resume, overwrite=overwrite, workers=workers, axes=axes)
