@@ -106,7 +106,7 @@ LONG_CALLS = {
     "rdp accountant small sigma": ("from dpbounds import rdp; o = np.linspace(1.01, 200, 1_500)",
                                    "rdp.RDPAccountant(orders=o).compose(rdp.PoissonGaussian(0.02, 0.01), 10).get_epsilon(1e-5)"),
     "poisson accountant fine lattice": ("", "dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=1e-2, "
-                                            "steps=10000, tolerance=1e-6, max_lattice=2**24).get_epsilon(1e-5)"),
+                                            "steps=10000, tolerance=1e-7, max_lattice=2**24).get_epsilon(1e-5)"),
     "random allocation accountant fine lattice": ("", "dpbounds.RandomAllocationAccountant(noise_multiplier=1.0, "
                                                       "rounds_per_epoch=1000, epochs=1000, tolerance=1e-5, "
                                                       "max_lattice=2**24).get_epsilon(1e-5)"),
