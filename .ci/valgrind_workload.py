@@ -135,7 +135,7 @@ def outer() -> None:
 
 def accountants() -> None:
     from dpbounds import accountant
-    from dpbounds.accountant._law_tilted import TiltedLognormalSum
+    from dpbounds.accountant._laws.tilted import TiltedLognormalSum
 
     for sigma, m, e in ((1.0, 100, 1), (1.0, 100, 2), (0.3, 2, 1), (0.4, 60, 1)):
         law = accountant.law_for(sigma, m)  # Fourier series, log-domain grid

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpbounds import accountant as A
-from dpbounds.accountant import _law_logdomain as L
+from dpbounds.accountant._laws import logdomain as L
 
 
 def _rows(frac: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import pytest
 
 from dpbounds import PrecisionWarning, PrivacyBracket
 from dpbounds import accountant as A
-from dpbounds.accountant import _select as S
+from dpbounds.accountant._laws import select as S
 
 
 def _queries():

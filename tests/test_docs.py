@@ -28,8 +28,8 @@ def test_docstring_examples():
     assert runner.failures == 0 and runner.tries >= 2
 
 
-@pytest.mark.parametrize("modname", ["dpbounds.accountant._accountant", "dpbounds.accountant._poisson_accountant",
-                                     "dpbounds.accountant._poisson", "dpbounds.calibration", "dpbounds.sampling"])
+@pytest.mark.parametrize("modname", ["dpbounds.accountant._ra_accountant", "dpbounds.accountant._poisson_accountant",
+                                     "dpbounds.accountant._poisson_pld", "dpbounds.calibration", "dpbounds.sampling"])
 def test_accountant_and_calibration_docstring_examples(modname):
     import importlib
 

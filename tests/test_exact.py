@@ -105,7 +105,7 @@ def test_fourier_series_vs_mpmath():
 
 def test_fourier_series_matches_numpy_in_the_laws():
     # the kernel against the numpy outer-product expression it replaced, on the CDF scale
-    from dpbounds.accountant._law_fourier import LognormalSum
+    from dpbounds.accountant._laws.fourier import LognormalSum
 
     law = LognormalSum(1.0, 100.0)
     x = np.array([law.xlo, -20.0, -1.0, 0.0, 0.5, 3.0, 77.7, 1000.0, law.xhi])
@@ -394,8 +394,8 @@ def test_two_epoch_composition_vs_direct_integral():
     # with delta_1(e') = P1[x > M(e^e' - 1)] - e^e' P0[x > M(e^e' - 1)] from the Fourier series at each point
     # and x1 integrated over cells (loss at the cell's ends brackets the cell: delta_1 is monotone).
     from dpbounds import accountant as A
-    from dpbounds.accountant._law_fourier import _cell_masses
-    from dpbounds.accountant._select import fourier_law
+    from dpbounds.accountant._laws.fourier import _cell_masses
+    from dpbounds.accountant._laws.select import fourier_law
 
     M = 100.0
     law = fourier_law(1.0, M)

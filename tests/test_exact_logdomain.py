@@ -1,5 +1,5 @@
 """Log-domain law of the lognormal sum (small sigma, small/moderate M): csrc/dpb_logsum.h and
-src/dpbounds/accountant/_law_logdomain.py, as served by the exact accountant.
+src/dpbounds/accountant/_laws/logdomain.py, as served by the exact accountant.
 
 Independent references: mpmath quadrature of the two-term sum (M = 2: the trade-off pair,
 TV and delta(eps) of both directions in closed inner form), seeded Monte Carlo (M = 10, 30),
@@ -17,9 +17,9 @@ from test_exact import _assert_matches_monte_carlo
 from dpbounds import PrecisionWarning
 from dpbounds import accountant as A
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
-from dpbounds.accountant._law_logdomain import LogDomainPair, LogDomainSum, grid_for
-from dpbounds.accountant._law_tilted import TiltedLognormalSum
-from dpbounds.accountant._select import fourier_law
+from dpbounds.accountant._laws.logdomain import LogDomainPair, LogDomainSum, grid_for
+from dpbounds.accountant._laws.select import fourier_law
+from dpbounds.accountant._laws.tilted import TiltedLognormalSum
 
 
 # ---------------------------------------------------------------- mpmath oracle, M = 2

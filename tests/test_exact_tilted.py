@@ -24,9 +24,9 @@ from dpbounds._kernels import (
     lognormal_cf_m1_tilted_grid,
 )
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
-from dpbounds.accountant import _select as S
-from dpbounds.accountant._law_tilted import TiltedLognormalSum
-from dpbounds.accountant._select import fourier_law as _law
+from dpbounds.accountant._laws import select as S
+from dpbounds.accountant._laws.select import fourier_law as _law
+from dpbounds.accountant._laws.tilted import TiltedLognormalSum
 
 
 def _law_best(sigma, M):
@@ -454,7 +454,7 @@ def test_epsilon_query_law_reaches_only_where_it_needs():
     # ~delta / 10 (half the coefficients per decade): the same bracket, within both brackets
     from dpbounds.accountant import clear_cache
     from dpbounds.accountant._invert import invert
-    from dpbounds.accountant._select import law_for, tilted_reach
+    from dpbounds.accountant._laws.select import law_for, tilted_reach
 
     clear_cache()
     for d in (1e-5, 1e-3):

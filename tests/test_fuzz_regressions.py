@@ -514,7 +514,7 @@ def test_rdp_poisson_quad_log_at_q_one_is_the_gaussian(alpha):
 # (1.3e8 cells), and the cells are capped (2**20, as the Fourier law); checked here with a small
 # cap so that the test is fast.
 def test_log_domain_lattice_cells_are_capped(monkeypatch):
-    from dpbounds.accountant import _law_logdomain as L
+    from dpbounds.accountant._laws import logdomain as L
 
     law = dpbounds.RandomAllocationPLD(0.7405932788014288, 16, 3)._law
     assert isinstance(law, L.LogDomainPair)

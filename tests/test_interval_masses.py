@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dpbounds.accountant import clear_cache
-from dpbounds.accountant._law_fourier import LognormalSum
-from dpbounds.accountant._select import fourier_law, law_for
+from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.select import fourier_law, law_for
 
 
 @pytest.mark.parametrize("sigma, M, M_loss, dl", [
@@ -62,7 +62,7 @@ def test_interval_masses_error_is_small_and_the_remainder_negligible():
 def test_cell_round_off_estimate_against_long_double(sigma, M):
     # the cells' l1 round-off estimate (2-norm FFT bound) against the same inverse FFT in long
     # double (numpy's pocketfft computes long double natively): the estimate must hold with room
-    from dpbounds.accountant._law_fourier import _cell_masses
+    from dpbounds.accountant._laws.fourier import _cell_masses
 
     if np.finfo(np.longdouble).eps >= 1e-18:
         pytest.skip("long double is not extended precision on this platform")

@@ -10,10 +10,10 @@ import itertools
 import numpy as np
 import pytest
 
-from dpbounds.accountant._law import SingleEpochLaw
-from dpbounds.accountant._law_fourier import LognormalSum
-from dpbounds.accountant._law_logdomain import LogDomainPair
-from dpbounds.accountant._law_tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.interface import SingleEpochLaw
+from dpbounds.accountant._laws.logdomain import LogDomainPair
+from dpbounds.accountant._laws.tilted import TiltedLognormalSum
 
 POINTS = [(1.0, 10), (0.8, 20)]
 _BUILT: dict = {}

@@ -33,7 +33,7 @@ def _refused(call: Callable[[], Any], name: str) -> str:
     lambda n: dpbounds.RandomAllocationAccountant(1.0, 100, 10, max_lattice=n),
     lambda n: dpbounds.RandomAllocationPLD(1.0, 100, 10, max_lattice=n),
     lambda n: dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=0.01, steps=10, max_lattice=n),
-    lambda n: dpbounds.accountant._poisson.PoissonPLD(1.0, 0.01, 10, max_lattice=n),
+    lambda n: dpbounds.accountant._poisson_pld.PoissonPLD(1.0, 0.01, 10, max_lattice=n),
 ])
 def test_max_lattice_cap(make: Callable[[int], Any]) -> None:
     assert make(MAX_LATTICE_CAP).max_lattice == MAX_LATTICE_CAP  # the cap itself is accepted

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from dpbounds.accountant._lattice import HockeyStick, compose
-from dpbounds.accountant._law_fourier import LognormalSum
-from dpbounds.accountant._law_logdomain import LogDomainPair
-from dpbounds.accountant._law_partial import PartialEpochLaw
-from dpbounds.accountant._law_tilted import TiltedLognormalSum
-from dpbounds.accountant._select import law_for, partial_law_for
+from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.logdomain import LogDomainPair
+from dpbounds.accountant._laws.partial import PartialEpochLaw
+from dpbounds.accountant._laws.select import law_for, partial_law_for
+from dpbounds.accountant._laws.tilted import TiltedLognormalSum
 
 
 # ---------------------------------------------------------------- k = M: the full epoch

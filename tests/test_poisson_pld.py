@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from dpbounds import PrecisionWarning
 from dpbounds.accountant import PoissonPLD, clear_cache
-from dpbounds.accountant import _poisson as poisson_module
+from dpbounds.accountant import _poisson_pld as poisson_module
 from dpbounds.tradeoff import gdp_delta, gdp_epsilon
 
 PEER_POINTS = [  # (q, sigma, T)

@@ -1,4 +1,4 @@
-"""Tables of the tail bounds (dpbounds.accountant._tails) against mpmath quadrature."""
+"""Tables of the tail bounds (dpbounds.accountant._laws.tails) against mpmath quadrature."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpbounds.accountant import _tails
+from dpbounds.accountant._laws import tails as _tails
 
 
 @pytest.mark.parametrize("sigma", [0.5, pytest.param(2.0, marks=pytest.mark.slow)])  # ~1 s each

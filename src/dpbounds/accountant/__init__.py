@@ -19,7 +19,7 @@ PrivacyBracket                              the result of epsilon / delta querie
 clear_cache(), cache_info()                 the one cache of single-epoch laws
 
 Three representations of the single-epoch law share one interface
-(:class:`~dpbounds.accountant._law.SingleEpochLaw`); which serves (sigma, M) is decided in one
+(:class:`~dpbounds.accountant._laws.interface.SingleEpochLaw`); which serves (sigma, M) is decided in one
 place (:func:`law_for`):
 
 1. the characteristic-function series of S - M on a window certified by tail bounds, wherever
@@ -36,18 +36,29 @@ Chernoff / truncated-MGF bounds), aliasing and the trimmed composition tails are
 exactly.  The Fourier-series truncation and floating-point round-off are covered by explicit
 *estimates*, not proofs; so is the log-domain law's discretisation error.  Every result says
 which (``PrivacyBracket.certified`` / ``.estimated``).
+
+Reading order, bottom up.  Shared machinery: ``_params`` (the computable parameter domain),
+``_cache`` (the one cache of laws), ``_invert`` (root finding), ``_lattice`` and ``_place``
+(loss lattices, placing cells with known masses), ``_composition`` (FFT powers with the
+E-independent parts cached), ``_envelope`` (a trade-off lower bound from a privacy profile),
+``_gdp`` and ``_gdp_certificate`` (Gaussian-DP quantities and the certified mu).  Random
+allocation: ``_laws`` (the single-epoch laws, with their own reading order), ``_curve``
+(the single-epoch trade-off curve), ``_history`` (histories of epochs as brackets),
+``_ra_pld`` and ``_ra_accountant``.  Poisson subsampling: ``_tilted_power`` (convolution
+powers with a rigorous round-off bound), ``_poisson_pld`` and ``_poisson_accountant``.  Last,
+``_protocol``: the one accountant protocol both accountants follow.
 """
 from __future__ import annotations
 
 from dpbounds._result import PrivacyBracket
-from dpbounds.accountant._accountant import RandomAllocationAccountant
 from dpbounds.accountant._cache import cache_info, clear_cache, set_cache_limit
 from dpbounds.accountant._curve import exact_max_gap, gap_ratio, tradeoff_exact
-from dpbounds.accountant._pld import RandomAllocationPLD
-from dpbounds.accountant._poisson import PoissonPLD
+from dpbounds.accountant._laws.select import law_for
 from dpbounds.accountant._poisson_accountant import PoissonAccountant
+from dpbounds.accountant._poisson_pld import PoissonPLD
 from dpbounds.accountant._protocol import PrivacyAccountant
-from dpbounds.accountant._select import law_for
+from dpbounds.accountant._ra_accountant import RandomAllocationAccountant
+from dpbounds.accountant._ra_pld import RandomAllocationPLD
 
 __all__ = [
     "tradeoff_exact",

@@ -8,8 +8,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds import _validation as V
+from dpbounds.accountant._laws.select import law_for, require_converged
 from dpbounds.accountant._params import check_sigma_rounds
-from dpbounds.accountant._select import law_for, require_converged
 
 __all__ = ["tradeoff_exact", "exact_max_gap", "gap_ratio"]
 

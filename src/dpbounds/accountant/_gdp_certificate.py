@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbounds._ufuncs import ndtri, ndtri_complement  # type: ignore[import-not-found, unused-ignore]
-from dpbounds.accountant._law import FArr
+from dpbounds.accountant._laws.interface import FArr
 
 __all__ = ["certified_gdp_mu", "A_MIN"]
 

@@ -29,8 +29,8 @@ from dpbounds.accountant._composition import compose_spectral, pmf_stats
 from dpbounds.accountant._gdp import gdp_epsilon, gdp_mu_random_allocation
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge
-from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
-from dpbounds.accountant._select import law_for, partial_law_for, require_converged, tilted_reach
+from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._laws.select import law_for, partial_law_for, require_converged, tilted_reach
 
 __all__ = ["Run", "Pieces", "runs_from_history", "HistoryBracket", "build_bracket", "check_computable", "history_epsilon",
            "history_delta", "history_delta_function", "EPS_MAX"]
@@ -206,7 +206,7 @@ def _single(pieces: Pieces) -> SingleEpochLaw | None:
 def _direct_law(law: SingleEpochLaw, reach: float) -> SingleEpochLaw:
     """The single-epoch law that answers delta(eps) of one epoch directly (the "curve" law:
     finer than the lattice one where they differ; a tilted series reaching ``reach``)."""
-    from dpbounds.accountant._law_partial import PartialEpochLaw
+    from dpbounds.accountant._laws.partial import PartialEpochLaw
 
     if isinstance(law, PartialEpochLaw) and not law.full:
         return _partial_law(law.sigma, law.M, int(law.k), "curve")

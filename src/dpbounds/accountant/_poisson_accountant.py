@@ -7,7 +7,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._params import check_max_lattice
-from dpbounds.accountant._poisson import SIGMA_MAX, SIGMA_MIN, STEPS_MAX, PoissonPLD
+from dpbounds.accountant._poisson_pld import SIGMA_MAX, SIGMA_MIN, STEPS_MAX, PoissonPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
 
 __all__ = ["PoissonAccountant"]

@@ -18,11 +18,11 @@ from typing import Any
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError, PrecisionWarning
 from dpbounds._result import PrivacyBracket
-from dpbounds.accountant._accountant import RandomAllocationAccountant
 from dpbounds.accountant._params import ROUNDS_MAX, SIGMA_MAX, SIGMA_MIN
-from dpbounds.accountant._poisson import PoissonPLD
 from dpbounds.accountant._poisson_accountant import PoissonAccountant
+from dpbounds.accountant._poisson_pld import PoissonPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
+from dpbounds.accountant._ra_accountant import RandomAllocationAccountant
 
 __all__ = ["check_history", "check_entry", "check_rounds_rate", "gaussian_bracket", "HistoryFeed", "trailing_partial"]
 

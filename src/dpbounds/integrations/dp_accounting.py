@@ -33,7 +33,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._params import check_max_lattice
-from dpbounds.accountant._poisson import PoissonPLD
+from dpbounds.accountant._poisson_pld import PoissonPLD
 from dpbounds.integrations._common import HistoryFeed, gaussian_bracket
 
 __all__ = ["DPBoundsAccountant", "RandomAllocationDpEvent", "DPBoundsAccountantConfig"]

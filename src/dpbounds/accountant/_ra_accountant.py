@@ -13,10 +13,10 @@ from dpbounds.accountant._curve import tradeoff_exact
 from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, gdp_mu_random_allocation
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
 from dpbounds.accountant._history import Run, check_computable, history_delta, history_epsilon, runs_from_history
+from dpbounds.accountant._laws.select import law_for, require_converged
 from dpbounds.accountant._params import SIGMA_MIN, check_max_lattice, check_sigma_rounds
-from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
-from dpbounds.accountant._select import law_for, require_converged
+from dpbounds.accountant._ra_pld import RandomAllocationPLD
 
 __all__ = ["RandomAllocationAccountant"]
 

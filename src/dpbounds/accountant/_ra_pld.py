@@ -22,9 +22,9 @@ from dpbounds.accountant._history import (
 )
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import Composition, delta_bracket
-from dpbounds.accountant._law import SingleEpochLaw
+from dpbounds.accountant._laws.interface import SingleEpochLaw
+from dpbounds.accountant._laws.select import law_for, require_converged, tilted_reach
 from dpbounds.accountant._params import check_max_lattice, check_sigma_rounds
-from dpbounds.accountant._select import law_for, require_converged, tilted_reach
 
 __all__ = ["RandomAllocationPLD"]
 

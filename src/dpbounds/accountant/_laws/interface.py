@@ -11,11 +11,11 @@ hypotheses well enough to answer every question the accountant asks of one epoch
 * :meth:`SingleEpochLaw.curve_points` -- boxes along the curve (for Gaussian-DP certificates);
 * :meth:`SingleEpochLaw.lattice_pmfs` -- loss-lattice masses for E-epoch composition;
 * :meth:`SingleEpochLaw.diluted_directions`, :meth:`SingleEpochLaw.diluted_lattice_pmfs` -- the
-  same for the pair diluted by a partial epoch (see :mod:`dpbounds.accountant._law_partial`),
+  same for the pair diluted by a partial epoch (see :mod:`dpbounds.accountant._laws.partial`),
   by default from :meth:`SingleEpochLaw.cdf_brackets`.
 
 Three implementations (Fourier series, tilted Fourier series, log-domain grid) serve different
-(sigma, M); :mod:`dpbounds.accountant._select` is the only place that chooses between them.
+(sigma, M); :mod:`dpbounds.accountant._laws.select` is the only place that chooses between them.
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class SingleEpochLaw(abc.ABC):
     # ---------------------------------------------------------- the pair diluted by a partial epoch
     # After k = M of the M_outer steps of an epoch, the pair is P0 vs (1 - r) P0 + r P1 with
     # r = M / M_outer and likelihood ratio 1 + x / M_outer (x = S - M): the derivation is in
-    # :mod:`dpbounds.accountant._law_partial`, which wraps a law with these two methods.
+    # :mod:`dpbounds.accountant._laws.partial`, which wraps a law with these two methods.
     def cdf_brackets(self, y: FArr) -> tuple[FArr, FArr, FArr, FArr]:
         """``(lo0, hi0, lo1, hi1)``: [lo_i, hi_i] contains P_i[S - M <= y] (i = 0: H0, 1: H1) at
         every point of the flat array ``y`` (beyond the law's served range too)."""

@@ -3,7 +3,7 @@
 x = S - M is represented by its characteristic function psi0(t) = chi(t)^M (H0) and
 psi1(t) = chi(t)^(M-1) chi_w(t) (H1 = size-biased H0), with chi - 1 from the C kernel
 ``dpb_exact_lognormal_cf`` (shifted-contour trapezoid).  A window [xlo, xlo + P) is chosen from
-rigorous tail bounds (:mod:`dpbounds.accountant._tails`); CDFs inside it come from the Fourier
+rigorous tail bounds (:mod:`dpbounds.accountant._laws.tails`); CDFs inside it come from the Fourier
 series of the P-periodic wrapping of the law of x (exact coefficients psi(2 pi n / P)); the
 wrapped CDF differs from the true one by at most the mass outside the window (aliasing), which
 the tail bounds certify.  Serves sigma from about 0.8 up, or large M (wherever the window holds
@@ -21,15 +21,15 @@ from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, logno
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_upper
-from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
-from dpbounds.accountant._place import place_aligned
-from dpbounds.accountant._tails import (
+from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._laws.tails import (
     extend_cdf_brackets,
     lower_tail_h0,
     spread_along_bound,
     upper_tail_h0,
     upper_tail_h1,
 )
+from dpbounds.accountant._place import place_aligned
 
 CArr = NDArray[np.complex128]
 IArr = NDArray[np.int64]

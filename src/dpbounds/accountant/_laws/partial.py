@@ -23,7 +23,7 @@ k-round law's own quantities at a remapped threshold:
 
 Error bars are the k-round law's, weighted by the same coefficients, so they are certified
 exactly where the k-round law's are.  What depends on the k-round law's representation is the
-law's own business, behind two methods of the law interface (:mod:`dpbounds.accountant._law`):
+law's own business, behind two methods of the law interface (:mod:`dpbounds.accountant._laws.interface`):
 ``diluted_directions`` (interval arithmetic on its CDF brackets by default; monotone bracketing
 of the remapped eps for the log-domain law) and ``diluted_lattice_pmfs``.  k = M is the full
 epoch: every answer is then the k-round law's own, bit for bit.
@@ -35,8 +35,8 @@ import math
 import numpy as np
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.accountant._law import RND as _RND
-from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._laws.interface import RND as _RND
+from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
 
 __all__ = ["PartialEpochLaw"]
 

@@ -1,6 +1,6 @@
 """The exponentially tilted Fourier-series law of the lognormal sum (private).
 
-For small sigma with M beyond the log-domain budget (see :mod:`dpbounds.accountant._select`).
+For small sigma with M beyond the log-domain budget (see :mod:`dpbounds.accountant._laws.select`).
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from dpbounds._kernels import (  # type: ignore[import-not-found, unused-ignore]
 )
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, invert_cdf
-from dpbounds.accountant._law import FArr, SingleEpochLaw
-from dpbounds.accountant._law_fourier import _clog1p
-from dpbounds.accountant._tails import extend_cdf_brackets, lower_tail_h0, upper_tail_h0, upper_tail_h1
+from dpbounds.accountant._laws.fourier import _clog1p
+from dpbounds.accountant._laws.interface import FArr, SingleEpochLaw
+from dpbounds.accountant._laws.tails import extend_cdf_brackets, lower_tail_h0, upper_tail_h0, upper_tail_h1
 
 __all__ = ["TiltedLognormalSum"]
 

@@ -24,11 +24,11 @@ from typing import Literal
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._law import SingleEpochLaw
-from dpbounds.accountant._law_fourier import LognormalSum
-from dpbounds.accountant._law_logdomain import LogDomainPair, compose_step, default_step, estimated_seconds
-from dpbounds.accountant._law_partial import PartialEpochLaw
-from dpbounds.accountant._law_tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.interface import SingleEpochLaw
+from dpbounds.accountant._laws.logdomain import LogDomainPair, compose_step, default_step, estimated_seconds
+from dpbounds.accountant._laws.partial import PartialEpochLaw
+from dpbounds.accountant._laws.tilted import TiltedLognormalSum
 
 __all__ = ["law_for", "tilted_reach", "partial_law_for", "fourier_law", "require_converged", "LOGDOMAIN_BUDGET_S", "LOGDOMAIN_BUDGET_COMPOSE_S"]
 
@@ -38,7 +38,7 @@ LOGDOMAIN_BUDGET_S = 5.0           # largest estimated log-domain build time for
 LOGDOMAIN_BUDGET_COMPOSE_S = 20.0  # ... and for E > 1 (no tilted lattice exists)
 _WINDOW_OK = 1e-11                 # the Fourier window must hold both laws' tails to this
 # E > 1 lattices need far less than the single-epoch 1e-13: a log-domain grid up to 4x coarser
-# (_law_logdomain.compose_step; 16x cheaper to build, its fine-vs-coarse error estimate stays
+# (logdomain.compose_step; 16x cheaper to build, its fine-vs-coarse error estimate stays
 # honest) serves them: (0.5, 1000, E = 10) 25 s -> 2 s at 0.08 % width
 
 

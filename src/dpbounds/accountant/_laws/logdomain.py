@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from dpbounds._kernels import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import memoize
-from dpbounds.accountant._law import LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._laws.interface import LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._place import place_aligned, place_cells
 
 FArr = NDArray[np.float64]
