@@ -581,3 +581,29 @@ def test_poisson_gaussian_at_the_largest_sigma_raises_no_warning():
         warnings.simplefilter("error")
         out = rdp.poisson_gaussian(np.array([1.5]), 1.7976931348623157e308, 0.999999999999999, "exact")
     assert np.all(np.isfinite(out)) and np.all(out >= 0)
+
+
+# gdp_delta at a slightly negative eps with a tiny mu (z = eps/mu < -30, outside the small-mu form):
+# Phi(u) - e^eps Phi(v) cancelled, to 0 at eps = -2.2e-308, mu = 5e-324 (log 0 raised the
+# divide-by-zero flag; the truth is ~ -expm1(eps)) and 100 % off at eps = -4.3e-147, mu = 1e-323.
+# That branch now adds -expm1(eps) Phi(v) and Phi(-v) - Phi(-u), both >= 0.  References: mpmath.
+@pytest.mark.parametrize("eps, mu", [(-2.2250738585072014e-308, 5e-324), (-4.280259055276949e-147, 1e-323),
+                                     (-1e-15, 1e-300), (-1e-5, 1e-10), (-0.31, 0.01), (-0.45, 1e-3),
+                                     (-0.05, 0.3), (-0.6, 0.5), (-2.0, 3.0)])
+def test_gdp_delta_slightly_negative_eps_vs_mpmath(eps, mu):
+    import mpmath as mp
+
+    with mp.workdps(60 + int(-math.log10(abs(eps)))):
+        e, m = mp.mpf(eps), mp.mpf(mu)
+        ref = mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+        log_ref = mp.log(ref)
+    with np.errstate(all="raise", under="ignore"):
+        got = dpbounds.gdp_delta(eps, mu)
+        log_got = dpbounds.ufuncs.gdp_log_delta(eps, mu)
+    # the documented accuracy: relative <= 1e-13 for mu <= 0.01 (z < -30 here), and
+    # 1e-13 max(1, |u|/mu) above; below delta = 1e-300 the last exp loses a few more digits
+    u = 0.5 * mu - eps / mu
+    scale = 1.0 if mu <= 0.01 else max(1.0, abs(u) / mu)
+    tol = 1e-13 * scale if ref >= mp.mpf("1e-300") else 1e-6
+    assert abs(mp.mpf(got) - ref) <= tol * ref, (got, ref)
+    assert abs(mp.mpf(log_got) - log_ref) <= 1e-15 * abs(log_ref) * scale + 1e-15, (log_got, log_ref)
