@@ -607,3 +607,28 @@ def test_gdp_delta_slightly_negative_eps_vs_mpmath(eps, mu):
     tol = 1e-13 * scale if ref >= mp.mpf("1e-300") else 1e-6
     assert abs(mp.mpf(got) - ref) <= tol * ref, (got, ref)
     assert abs(mp.mpf(log_got) - log_ref) <= 1e-15 * abs(log_ref) * scale + 1e-15, (log_got, log_ref)
+
+
+# RDPAccountant with explicit orders above 1e6 and a without-replacement mechanism: the query raised
+# the mechanism's "alpha must be <= 1e+06" (naming no parameter of the accountant or the query),
+# even with a usable order next to it.  Those orders are unusable for that mechanism now (NaN,
+# skipped and counted as for the Poisson-subsampled Gaussian's); none usable names the orders.
+@pytest.mark.parametrize("bound", ["improved", "theorem9"])
+def test_rdp_accountant_skips_orders_above_the_wor_tables(bound):
+    mech = rdp.SubsampledGaussianWOR(1.0, 0.5, bound)
+    acc = rdp.RDPAccountant([5.0, 2e6], "classic").compose(mech, 10)
+    alone = rdp.RDPAccountant([5.0], "classic").compose(mech, 10)
+    assert acc.get_epsilon(1e-5) == alone.get_epsilon(1e-5)
+    assert "1 unusable (NaN) order evaluations skipped" in acc.get_epsilon_bracket(1e-5).method
+    assert acc.get_delta(20.0) == alone.get_delta(20.0)
+    assert np.isnan(acc.rdp(2e6)) and acc.rdp(5.0) == alone.rdp(5.0)
+    for orders in ([1.7976931348623157e308], [2e6], [1e6 + 0.5]):
+        big = rdp.RDPAccountant(orders, "classic").compose(mech, 10)
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^orders must include a usable one: .* delta = 1e-05"):
+            big.get_epsilon(1e-5)
+    # the mechanism itself still refuses such an order, naming alpha
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^alpha must be <= 1e\+06"):
+        mech.rdp(np.array([2e6]))
+    # a Gaussian next to it keeps its own orders: the sum is NaN wherever one term is
+    mixed = rdp.RDPAccountant([5.0, 2e6], "classic").compose(mech, 10).compose(rdp.Gaussian(3.0), 2)
+    assert np.isnan(mixed.rdp(2e6)) and mixed.get_epsilon(1e-5) > alone.get_epsilon(1e-5)

@@ -50,6 +50,10 @@ class Mechanism:
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
 
+    def _max_order(self) -> float:
+        """The largest finite order ``rdp`` evaluates (above it, DPBoundsError naming alpha)."""
+        return math.inf
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mechanism) and self.key == other.key
 
@@ -161,6 +165,9 @@ class _IntegerTable(Mechanism):
             # doubling amortises growth; not beyond _DENSE_MAX unless asked (the cost is O(n^2))
             n = min(max(need, 2 * self._table.shape[0], 66), max(need, _DENSE_MAX))
             self._table = self._compute(n)
+
+    def _max_order(self) -> float:
+        return _rdp_alpha_max()
 
     def _compute_at(self, orders: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """The curve at the given integer orders alone (None: only whole tables can be built)."""
