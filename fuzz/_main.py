@@ -45,6 +45,7 @@ def fuzz(test_one_input: Callable[[bytes], None]) -> None:
     """
     import os
     import re
+    import shlex
 
     if os.environ.get("DPBOUNDS_FUZZ_KEEP_GOING") == "1":
         seen: set[str] = set()
@@ -59,5 +60,8 @@ def fuzz(test_one_input: Callable[[bytes], None]) -> None:
                     seen.add(key)
                     print(f"FINDING {data.hex()} {exc}", flush=True)
 
-    atheris.Setup(sys.argv, test_one_input)
+    # libFuzzer's -merge (and -fork) re-run the command line through the shell, starting with
+    # argv[0]: make that the interpreter and this script, not the script alone (not executable)
+    argv = [shlex.join([sys.executable, os.path.abspath(sys.argv[0])]), *sys.argv[1:]]
+    atheris.Setup(argv, test_one_input)
     atheris.Fuzz()
