@@ -206,19 +206,23 @@ def run_one(name: str, artifacts: Path, out_dir: Path, *, runs: int | None = Non
         raise ValueError("give runs (the gate) or seconds (an exploration)")
     script = script or HERE / f"fuzz_{name}.py"
     files = corpus_files(corpus_root / name) if corpus_root is not None else []
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)   # (the gate's is empty: main() refuses a kept one with files)
     gate = runs is not None
+    # -detect_leaks=0: under ASan libFuzzer runs an input again when it allocated more than it freed
+    # (every cache of CPython and numpy), and those extra runs would count among the gate's
     cmd = [sys.executable, str(script), f"-seed={seed}", f"-timeout={GATE_HANG_SECONDS if gate else HANG_SECONDS}",
-           f"-rss_limit_mb={RSS_BACKSTOP_MB}", f"-malloc_limit_mb={MEMORY_MB}", "-reload=0", "-print_final_stats=1",
-           f"-artifact_prefix={artifacts}/{name}-"]
+           f"-rss_limit_mb={RSS_BACKSTOP_MB}", f"-malloc_limit_mb={MEMORY_MB}", "-reload=0", "-detect_leaks=0",
+           "-print_final_stats=1", f"-artifact_prefix={artifacts}/{name}-"]
     if files:
         if any("," in str(f) for f in files):
             raise ValueError(f"a corpus path holds a comma (libFuzzer's list separator): {corpus_root}")
         listing = artifacts / f"{name}.corpus-list"
         listing.write_text(",".join(str(f.resolve()) for f in files))   # (no trailing newline: part of a name)
         cmd.append(f"-seed_inputs=@{listing}")
-    # the replay: libFuzzer runs the empty input, then every file (or, without files, one newline)
-    init = len(files) + 1 if files else 2
+    # the replay: libFuzzer runs the empty input, then every file (or, without files, one newline);
+    # an exploration continuing in a kept directory starts from its files too
+    loaded = len(files) + len(corpus_files(out_dir))
+    init = loaded + 1 if loaded else 2
     if gate:
         cmd.append(f"-runs={init + runs}")   # type: ignore[operator]
     else:
