@@ -632,3 +632,22 @@ def test_rdp_accountant_skips_orders_above_the_wor_tables(bound):
     # a Gaussian next to it keeps its own orders: the sum is NaN wherever one term is
     mixed = rdp.RDPAccountant([5.0, 2e6], "classic").compose(mech, 10).compose(rdp.Gaussian(3.0), 2)
     assert np.isnan(mixed.rdp(2e6)) and mixed.get_epsilon(1e-5) > alone.get_epsilon(1e-5)
+
+
+# rdp.delta (and RDPAccountant.get_delta) at the order 1.8e308 with rdp = 9e307 and eps one ulp
+# above it: (alpha - 1)(rdp - eps) overflows to -inf and so does its error bound, and -inf + inf
+# gave NaN, read as log delta = +inf: delta = 1, where the exact delta is far below the smallest
+# subnormal (so get_epsilon's answer looked uncertified).  The overflowed product answers
+# log delta = -DBL_MAX now, delta rounding up to 5e-324, as the comment there always intended.
+def test_rdp_delta_where_the_order_product_overflows():
+    big = 1.7976931348623157e308
+    r = big / 2
+    assert rdp.delta([r], [big], np.nextafter(r, np.inf), "classic") == 5e-324
+    for conv in ("classic", "improved"):
+        eps = rdp.epsilon([r], [big], 1e-15, conv)
+        assert rdp.delta([r], [big], eps, conv) <= 1e-15
+        acc = rdp.RDPAccountant([big], conv).compose(rdp.Gaussian(1.0), 1)
+        e = acc.get_epsilon(1e-15)
+        assert e == eps and acc.get_delta(e) <= 1e-15
+    # rdp far above eps still gives delta = 1 (the product overflows to +inf: log delta >= 0)
+    assert rdp.delta([r], [big], 1.0, "classic") == 1.0

@@ -194,7 +194,10 @@ def _logdelta_conversion(alpha: ArrayLike, rdp: ArrayLike, eps: ArrayLike, conve
             el = ep_ + _F * np.abs(la) + _U * np.abs(lv)
         lv_up = _raise(lv, _WIDEN * el + _TINY)
         # an overflowed product stands for a finite value beyond the doubles: -inf would claim
-        # delta = 0, so the most negative double (delta rounds up to the smallest subnormal) answers
+        # delta = 0, so the most negative double (delta rounds up to the smallest subnormal) answers.
+        # Its error bound overflows as well, and -inf + inf is NaN: that NaN is this case, not +inf
+        # (which answered delta = 1 at rdp = 9e307, eps one ulp above it, order 1.8e308)
+        lv_up = np.where(np.isnan(lv_up) & (lv == -np.inf), -_DBL_MAX, lv_up)
         lv_up = np.where(np.isnan(lv_up), np.inf, np.maximum(lv_up, -_DBL_MAX))
         # edges, as the raw kernel: order inf gives +-inf, rdp inf gives 0, order 1 (KL) gives
         # +inf, eps inf gives -inf (all exact)
