@@ -561,9 +561,11 @@ def seeds(harness: str) -> list[Seed]:
             ["fuzz_accountant", 1, 2.0, None, "improved", 2.0, 1e4, 1, 1, 9007199254740991.0, 1.0, "exact", 1.0, 1,
              False, 1e-100, 1e-100], "get_epsilon(1e-100)")
     elif harness == "accountants":
-        # families: random_allocation (twice), poisson, pld, calibration.  _sigma: 0.7 (20 / 0.7) ** p
-        p = math.log(0.7405932788014288 / 0.7) / math.log(20 / 0.7)
-        add("pld-log-domain-lattice-cells", ["fuzz_pld", Probability(p), 1, 16, 1, 3, 1, 0.5], "epsilon(0.5)")
+        # families: random_allocation (twice), poisson, pld, calibration.  _sigma: 0.7 (20 / 0.7) ** p.
+        # Not here: RandomAllocationPLD(0.74, 16, 3).epsilon(0.5), the log-domain lattice's cells
+        # (p = log(0.7406 / 0.7) / log(20 / 0.7), then 1, 16, 1, 3, 1, 0.5) -- 4 s, over 30 s under
+        # ASan, too slow for the gate; tests/test_fuzz_regressions.py checks it with a small cap.
+        pass
     elif harness == "sweep_axes":
         for name, axis, spec in (("axis-4e7-points", "epochs", "0:0:41126071"),
                                  ("axis-over-the-cap", "epochs", "-1:1:31e+06"),
