@@ -17,7 +17,34 @@ from typing import Callable
 
 import atheris
 
-__all__ = ["instrument_dpbounds", "fuzz"]
+__all__ = ["deterministic_counters", "instrument_dpbounds", "fuzz"]
+
+
+def deterministic_counters() -> None:
+    """Number atheris' coverage counters the same way in every process.
+
+    atheris numbers the basic blocks of a function in the iteration order of a set of its
+    bytecode instructions, which it hashes by ``id()``: the numbering then follows memory
+    addresses, and differs from process to process.  libFuzzer breaks ties between features by
+    their numbers (the entropic schedule's rare features), so two runs of the same inputs and
+    seed could mutate differently.  Hashing an instruction by the order in which it is first
+    hashed (the order atheris inserts it) makes the set's order, and the numbering, the same in
+    every process.
+    """
+    import itertools
+
+    from atheris import instrument_bytecode
+
+    cls = getattr(instrument_bytecode, "Instruction", None)
+    if cls is None or getattr(cls, "_dpbounds_deterministic", False):
+        return
+    serial = itertools.count()
+
+    def __hash__(self: object) -> int:  # noqa: N807
+        return self.__dict__.setdefault("_dpbounds_serial", next(serial))  # type: ignore[no-any-return]
+
+    cls.__hash__ = __hash__
+    cls._dpbounds_deterministic = True
 
 
 def instrument_dpbounds() -> None:
@@ -26,6 +53,7 @@ def instrument_dpbounds() -> None:
     early = sorted(m for m in sys.modules if m == "dpbounds" or m.startswith("dpbounds."))
     if early:
         raise RuntimeError(f"imported before instrument_dpbounds(), so not coverage-instrumented: {early}")
+    deterministic_counters()
     with atheris.instrument_imports(include=["dpbounds"]):
         import dpbounds
 

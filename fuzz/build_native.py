@@ -11,7 +11,8 @@ the checkout (``setup.py``, ``pyproject.toml``, ``README.md``, ``csrc/``, ``src/
 and its in-place build are not touched) with clang and ``-fsanitize=fuzzer-no-link`` (by default
 also ``address,undefined``, so that the fuzzer stops at the first memory error or undefined
 behaviour in the compiled code), keeping the shipped optimisation (-O3) and debug info (for
-libFuzzer's ``-print_coverage`` report).
+libFuzzer's ``-print_coverage`` report).  Stack-depth coverage is left out: it varies with the
+stack's randomised placement, and fuzz/run.py's gate must repeat itself (:data:`COVERAGE_EXTRA`).
 
 The instrumented modules call libFuzzer's coverage hooks (``__sanitizer_cov_*``) from the moment
 they are loaded, before atheris loads its own libFuzzer, so those symbols must already be in the
@@ -48,11 +49,15 @@ _METADATA = ("pyproject.toml", "README.md")
 _SKIPPED_SUFFIXES = (".so", ".pyd", ".pyc", ".o", ".a")
 _SKIPPED_IN_SRC = (".c", ".html")
 SANITIZERS = "address,undefined"
+# Without stack-depth coverage (on by default with -fsanitize=fuzzer-no-link): its feature is the
+# deepest stack offset an input reaches, which moves with the stack's randomised alignment (ASLR),
+# so the same input would give different features from run to run and the gate would not repeat.
+COVERAGE_EXTRA = "-fno-sanitize-coverage=stack-depth"
 # The preload's runtime must not run its own pre-init (atheris' merge script drops these objects
 # too): the interpreter is not instrumented and the runtime initialises when it is loaded.
 _PREINIT = {"asan": "asan_preinit.cpp.o asan_preinit.cc.o"}
 
-__all__ = ["DEFAULT_OUT", "source_digest", "build", "main"]
+__all__ = ["COVERAGE_EXTRA", "DEFAULT_OUT", "source_digest", "build", "main"]
 
 
 def _source_files(root: Path) -> list[Path]:
@@ -151,7 +156,7 @@ def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2)
         dest = copy / f.relative_to(ROOT)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, dest)
-    flags = "-fsanitize=fuzzer-no-link"
+    flags = f"-fsanitize=fuzzer-no-link {COVERAGE_EXTRA}"
     link = ""
     if sanitize:
         # -fno-sanitize-recover: the first report ends the process, so libFuzzer saves the input
@@ -188,7 +193,7 @@ def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2)
     manifest: dict[str, str] = {
         "source_root": str(ROOT), "source_digest": digest, "pythonpath": str(copy / "src"),
         "preload": str(preload), "sanitizers": SANITIZERS if sanitize else "", "clang": version,
-        "python": sys.executable, "c_files": str(len(sources)),
+        "python": sys.executable, "c_files": str(len(sources)), "coverage_extra": COVERAGE_EXTRA,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"instrumented build in {out} ({time.monotonic() - t0:.0f} s; {clang}: {version}): "

@@ -49,20 +49,23 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))   # (already there when run as a script)
-from build_native import DEFAULT_OUT as DEFAULT_NATIVE  # noqa: E402
-from build_native import source_digest
+from build_native import COVERAGE_EXTRA, source_digest  # noqa: E402
+from build_native import DEFAULT_OUT as DEFAULT_NATIVE
 
 HARNESSES = ("special", "bounds", "tradeoff", "rdp", "accountants", "cli", "sweep_axes")
 CORPUS = HERE / "corpus"
 #: Executions per harness after the replay in the gate.  Sized so that the instrumented gate
 #: (.ci/sanitize's fuzz step, the slower of the two) takes about 3 minutes on an idle 2-core
 #: machine with both steps' start-up and replay; the harnesses differ 300-fold in speed.
-GATE_RUNS = {"special": 3000, "bounds": 6000, "tradeoff": 3000, "rdp": 2000, "accountants": 400, "cli": 400,
+GATE_RUNS = {"special": 5000, "bounds": 5000, "tradeoff": 4000, "rdp": 300, "accountants": 300, "cli": 800,
              "sweep_axes": 20000}
 GATE_SEED = 1
+#: --merge adds inputs for new features (not new coverage points) only up to this many files
+MERGE_MAX_FILES = 250
 # A hard limit per input, wall clock: far above the 1 s CPU budget of each call, so that only a
-# real hang (a C loop that never ends) trips it.  The gate's is larger still: wall time stretches
-# with the machine's load, and the gate's verdict may not.
+# real hang (a C loop that never ends) trips it; twice that under ASan, which slows the compiled
+# code.  The gate's is larger still: wall time stretches with the machine's load, and the gate's
+# verdict may not.  (Each harness's line shows its slowest input, for the margin.)
 HANG_SECONDS = 30
 GATE_HANG_SECONDS = 120
 # Memory: the plain runs get a data-segment limit (setrlimit), so that an allocation beyond it fails
@@ -125,6 +128,12 @@ def executions(text: str) -> int:
     return int(done[-1]) if done else 0
 
 
+def slowest_input(text: str) -> int:
+    """libFuzzer's slowest input of the run, in whole seconds of wall time."""
+    found = re.findall(r"stat::slowest_unit_time_sec:\s*(\d+)", text)
+    return int(found[-1]) if found else 0
+
+
 def slow_calls(text: str) -> int:
     """Calls over the CPU budget that the gate reported (fuzz/_contract.py) instead of failing."""
     return len(re.findall(r"^slow call \(reported\)", text, re.MULTILINE))
@@ -147,6 +156,9 @@ def native_build(build_dir: Path) -> dict[str, str]:
     if root.is_dir() and source_digest(root) != info["source_digest"]:
         sys.exit(f"the instrumented build in {build_dir} is older than the sources in {root}: "
                  f"rebuild it (python {HERE / 'build_native.py'} --out {build_dir})")
+    if info.get("coverage_extra") != COVERAGE_EXTRA:
+        sys.exit(f"the instrumented build in {build_dir} was made with other coverage flags "
+                 f"({info.get('coverage_extra')!r}, not {COVERAGE_EXTRA!r}): rebuild it")
     for key in ("pythonpath", "preload"):
         if not Path(info[key]).exists():
             sys.exit(f"the instrumented build in {build_dir} is incomplete ({info[key]} is missing): rebuild it")
@@ -177,6 +189,7 @@ class Result:
     detail: str = ""
     c_core: str = ""
     slow: int = 0
+    slowest: int = 0            # seconds, libFuzzer's slowest input (whole seconds)
     cpu: float = 0.0            # CPU seconds of the harness process (its wall time on an idle machine)
 
 
@@ -210,7 +223,8 @@ def run_one(name: str, artifacts: Path, out_dir: Path, *, runs: int | None = Non
     gate = runs is not None
     # -detect_leaks=0: under ASan libFuzzer runs an input again when it allocated more than it freed
     # (every cache of CPython and numpy), and those extra runs would count among the gate's
-    cmd = [sys.executable, str(script), f"-seed={seed}", f"-timeout={GATE_HANG_SECONDS if gate else HANG_SECONDS}",
+    hang = GATE_HANG_SECONDS if gate else HANG_SECONDS * (2 if native is not None else 1)
+    cmd = [sys.executable, str(script), f"-seed={seed}", f"-timeout={hang}",
            f"-rss_limit_mb={RSS_BACKSTOP_MB}", f"-malloc_limit_mb={MEMORY_MB}", "-reload=0", "-detect_leaks=0",
            "-print_final_stats=1", f"-artifact_prefix={artifacts}/{name}-"]
     if files:
@@ -239,7 +253,7 @@ def run_one(name: str, artifacts: Path, out_dir: Path, *, runs: int | None = Non
         preexec = _limit_data
     cmd.append(str(out_dir))
     t0, cpu0 = time.monotonic(), _children_cpu()
-    limit = (seconds or 0) + 4 * (GATE_HANG_SECONDS if gate else HANG_SECONDS) + 600 + (init + (runs or 0)) * 2
+    limit = (seconds or 0) + 4 * hang + 600 + (init + (runs or 0)) * 2
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=limit, preexec_fn=preexec)
     wall, cpu = time.monotonic() - t0, _children_cpu() - cpu0
     text = proc.stdout + proc.stderr
@@ -249,7 +263,7 @@ def run_one(name: str, artifacts: Path, out_dir: Path, *, runs: int | None = Non
     n = executions(text)
     at_init = inited(text)
     res = Result(name, "ok", len(files), at_init[1:] if at_init else None, n, coverage(text), wall,
-                 slow=slow_calls(text), cpu=cpu)
+                 slow=slow_calls(text), cpu=cpu, slowest=slowest_input(text))
     if native is not None:
         e, t, fr, fn = c_core_coverage(text)
         res.c_core = f"C core: {e}/{t} edges, {fr}/{fn} functions"
@@ -278,9 +292,63 @@ def run_one(name: str, artifacts: Path, out_dir: Path, *, runs: int | None = Non
     return res
 
 
+def read_merge_control(text: str) -> tuple[list[str], dict[int, set[int]], dict[int, set[int]]]:
+    """libFuzzer's merge control file: the inputs, and the features (FT) and coverage points (COV) of each."""
+    lines = text.splitlines()
+    n = int(lines[0])
+    files = lines[2:2 + n]
+    ft: dict[int, set[int]] = {}
+    cov: dict[int, set[int]] = {}
+    for line in lines[2 + n:]:
+        kind, _, rest = line.partition(" ")
+        if kind in ("FT", "COV"):
+            i, _, vals = rest.partition(" ")
+            (ft if kind == "FT" else cov)[int(i)] = {int(v) for v in vals.split()}
+    return files, ft, cov
+
+
+def select(keep: list[int], candidates: list[int], ft: dict[int, set[int]], cov: dict[int, set[int]],
+           order: dict[int, tuple[int, str]], max_files: int) -> list[int]:
+    """Candidates to add to ``keep``: first every one that reaches coverage points the rest do not
+    (greedy set cover: most new points first), then the ones with most new features while the corpus
+    has fewer than ``max_files`` files.  Ties go to the smaller input, then to the name (``order``)."""
+    import heapq
+
+    seen = {"cov": set().union(*(cov.get(i, set()) for i in keep)),
+            "ft": set().union(*(ft.get(i, set()) for i in keep))}
+    chosen: list[int] = []
+    pool = set(candidates)
+    for kind, key, limit in (("cov", cov, None), ("ft", ft, max_files)):
+        # lazy greedy: a gain only shrinks as the corpus grows, so a stale gain is an upper bound
+        heap = [(-len(key.get(i, set()) - seen[kind]), order[i], i) for i in pool]
+        heapq.heapify(heap)
+        while heap and (limit is None or len(keep) + len(chosen) < limit):
+            _, rank, i = heapq.heappop(heap)
+            gain = len(key.get(i, set()) - seen[kind])
+            if gain == 0:
+                continue
+            if heap and (-gain, rank) > heap[0][:2]:
+                heapq.heappush(heap, (-gain, rank, i))
+                continue
+            chosen.append(i)
+            pool.discard(i)
+            seen["cov"] |= cov.get(i, set())
+            seen["ft"] |= ft.get(i, set())
+    return chosen
+
+
 def merge(names: tuple[str, ...], source: Path, corpus_root: Path, artifacts: Path,
-          native: dict[str, str] | None) -> int:
-    """libFuzzer's -merge=1: add to corpus_root/<name> the inputs of source/<name> that reach new coverage."""
+          native: dict[str, str] | None, max_files: int) -> int:
+    """Add to corpus_root/<name> the inputs of source/<name> that reach coverage it does not reach.
+
+    libFuzzer's -merge=1 runs every input of both directories and lists the coverage points and
+    features of each; the choice is :func:`select`'s: every coverage point, then as many features
+    as ``max_files`` allows (libFuzzer's own choice keeps an input per new feature, several times
+    as many files).  The corpus's files all stay.  New files are named by their SHA-1, as
+    libFuzzer names them.
+    """
+    import hashlib
+
     failed = 0
     for name in names:
         src = source / name
@@ -289,20 +357,44 @@ def merge(names: tuple[str, ...], source: Path, corpus_root: Path, artifacts: Pa
             continue
         dest = corpus_root / name
         dest.mkdir(parents=True, exist_ok=True)
-        before = len(corpus_files(dest))
-        cmd = [sys.executable, str(HERE / f"fuzz_{name}.py"), "-merge=1", f"-timeout={HANG_SECONDS}",
-               f"-rss_limit_mb={RSS_BACKSTOP_MB}", f"-artifact_prefix={artifacts}/{name}-", str(dest), str(src)]
-        env = dict(os.environ, **RUN_ENV)
-        if native is not None:
-            env.update(NATIVE_ENV, LD_PRELOAD=native["preload"],
-                       PYTHONPATH=os.pathsep.join(filter(None, [native["pythonpath"], os.environ.get("PYTHONPATH")])))
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        (artifacts / f"{name}.merge.log").write_text(proc.stdout + proc.stderr)
-        added = len(corpus_files(dest)) - before
-        summary = re.findall(r"MERGE-OUTER: (\d+ new files with \d+ new features added.*)", proc.stdout + proc.stderr)
-        print(f"  {name:<12} {'ok' if proc.returncode == 0 else 'FAILED':<8} {added} files added to {dest}"
-              f"{' (' + summary[-1] + ')' if summary else ''}", flush=True)
-        failed += proc.returncode != 0
+        with tempfile.TemporaryDirectory(prefix="dpbounds-merge-") as tmp:
+            control = Path(tmp) / "control"
+            (Path(tmp) / "out").mkdir()
+            cmd = [sys.executable, str(HERE / f"fuzz_{name}.py"), "-merge=1", f"-merge_control_file={control}",
+                   f"-timeout={HANG_SECONDS}", f"-rss_limit_mb={RSS_BACKSTOP_MB}", "-detect_leaks=0",
+                   f"-artifact_prefix={artifacts}/{name}-", str(Path(tmp) / "out"), str(dest), str(src)]
+            env = dict(os.environ, **RUN_ENV)
+            if native is not None:
+                env.update(NATIVE_ENV, LD_PRELOAD=native["preload"],
+                           PYTHONPATH=os.pathsep.join(filter(None, [native["pythonpath"], os.environ.get("PYTHONPATH")])))
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            (artifacts / f"{name}.merge.log").write_text(proc.stdout + proc.stderr)
+            if proc.returncode != 0 or not control.is_file():
+                print(f"  {name:<12} FAILED   (see {artifacts / (name + '.merge.log')})", flush=True)
+                failed += 1
+                continue
+            text = control.read_text()
+            (artifacts / f"{name}.merge-control").write_text(text)
+            files, ft, cov = read_merge_control(text)
+        in_dest = [i for i, f in enumerate(files) if Path(f).parent.resolve() == dest.resolve()]
+        others = [i for i, f in enumerate(files) if i not in set(in_dest)]
+        order = {i: (Path(f).stat().st_size, Path(f).name) for i, f in enumerate(files)}
+        chosen = select(in_dest, others, ft, cov, order, max_files)
+        added = 0
+        for i in chosen:
+            data = Path(files[i]).read_bytes()
+            target = dest / hashlib.sha1(data).hexdigest()
+            if not target.exists():
+                target.write_bytes(data)
+                added += 1
+
+        def union(d: dict[int, set[int]], idx: list[int]) -> int:
+            return len(set().union(*(d.get(i, set()) for i in idx)))
+
+        print(f"  {name:<12} ok       {added} of {len(others)} inputs added to {dest}: corpus cov {union(cov, in_dest)} "
+              f"-> {union(cov, in_dest + chosen)} (all inputs {union(cov, list(range(len(files))))}), ft "
+              f"{union(ft, in_dest)} -> {union(ft, in_dest + chosen)} (all {union(ft, list(range(len(files))))})",
+              flush=True)
     return failed
 
 
@@ -316,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="explore instead: a time budget shared equally by the harnesses (not deterministic)")
     mode.add_argument("--merge", type=Path, default=None, metavar="DIR",
                       help="add to the corpus the inputs of DIR/<harness>/ that reach new coverage")
+    ap.add_argument("--max-files", type=int, default=MERGE_MAX_FILES,
+                    help=f"--merge: add inputs for new features only up to this many files per harness "
+                         f"(default {MERGE_MAX_FILES}; new coverage points are always added)")
     ap.add_argument("--seed", type=int, default=GATE_SEED, help=f"libFuzzer seed (default {GATE_SEED})")
     ap.add_argument("--only", choices=HARNESSES, action="append", help="run only this harness (repeatable)")
     ap.add_argument("--corpus", type=Path, default=CORPUS,
@@ -336,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge is not None:
         print(f"merging {args.merge} into {args.corpus}"
               + (" (coverage of the instrumented build)" if native else ""), flush=True)
-        return 1 if merge(names, args.merge, args.corpus, args.artifacts, native) else 0
+        return 1 if merge(names, args.merge, args.corpus, args.artifacts, native, args.max_files) else 0
     gate = args.seconds is None
     corpus_root = None if args.no_corpus else args.corpus
     if gate and args.keep is not None and any(corpus_files(args.keep / n) for n in names):
@@ -371,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
         replay = f"replay {r.files:>3} files: cov {r.replay[0]:>5} ft {r.replay[1]:>6}" if r.replay else \
             f"replay {r.files:>3} files: (not finished)"
         line = (f"  {name:<12} {r.status:<8} {replay} | {r.runs:>7} executions: cov {r.cov[0]:>5} ft {r.cov[1]:>6}"
-                f"  ({r.seconds:.0f} s, {r.cpu:.0f} s CPU)")
+                f"  ({r.seconds:.0f} s, {r.cpu:.0f} s CPU, slowest input {r.slowest} s)")
         if r.c_core:
             line += f"  {r.c_core}"
         if r.slow:

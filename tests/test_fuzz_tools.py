@@ -248,3 +248,15 @@ def test_the_corpus_seeds_replay_their_findings():
     proc = subprocess.run([sys.executable, str(FUZZ / "seeds.py"), "--check"], capture_output=True, text=True,
                           timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_merge_control_file_and_selection():
+    control = "4\n1\n/c/seed\n/n/a\n/n/b\n/n/c\nSTARTED 0 3\nFT 0 1 2\nCOV 0 10\nSTARTED 1 5\nFT 1 1 3\nCOV 1 10 11\n" \
+              "STARTED 2 4\nFT 2 4 5 6\nCOV 2 10\nSTARTED 3 2\nFT 3 3\nCOV 3 11\n"
+    files, ft, cov = run.read_merge_control(control)
+    assert files == ["/c/seed", "/n/a", "/n/b", "/n/c"] and ft[2] == {4, 5, 6} and cov[1] == {10, 11}
+    order = {0: (3, "seed"), 1: (5, "a"), 2: (4, "b"), 3: (2, "c")}
+    # point 11 first: from c, the smaller of a and c; then features: b (three new), then a is
+    # left with nothing new; with room for two files only, no feature-only input is added
+    assert run.select([0], [1, 2, 3], ft, cov, order, max_files=10) == [3, 2]
+    assert run.select([0], [1, 2, 3], ft, cov, order, max_files=2) == [3]
