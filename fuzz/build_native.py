@@ -11,8 +11,9 @@ the checkout (``setup.py``, ``pyproject.toml``, ``README.md``, ``csrc/``, ``src/
 and its in-place build are not touched) with clang and ``-fsanitize=fuzzer-no-link`` (by default
 also ``address,undefined``, so that the fuzzer stops at the first memory error or undefined
 behaviour in the compiled code), keeping the shipped optimisation (-O3) and debug info (for
-libFuzzer's ``-print_coverage`` report).  Stack-depth coverage is left out: it varies with the
-stack's randomised placement, and fuzz/run.py's gate must repeat itself (:data:`COVERAGE_EXTRA`).
+libFuzzer's ``-print_coverage`` report).  Stack-depth and comparison tracing are left out: they
+vary with the process's randomised placement in memory, and fuzz/run.py's gate must repeat itself
+(:data:`COVERAGE_EXTRA`).
 
 The instrumented modules call libFuzzer's coverage hooks (``__sanitizer_cov_*``) from the moment
 they are loaded, before atheris loads its own libFuzzer, so those symbols must already be in the
@@ -49,10 +50,16 @@ _METADATA = ("pyproject.toml", "README.md")
 _SKIPPED_SUFFIXES = (".so", ".pyd", ".pyc", ".o", ".a")
 _SKIPPED_IN_SRC = (".c", ".html")
 SANITIZERS = "address,undefined"
-# Without stack-depth coverage (on by default with -fsanitize=fuzzer-no-link): its feature is the
-# deepest stack offset an input reaches, which moves with the stack's randomised alignment (ASLR),
-# so the same input would give different features from run to run and the gate would not repeat.
-COVERAGE_EXTRA = "-fno-sanitize-coverage=stack-depth"
+# Two kinds of coverage that -fsanitize=fuzzer-no-link turns on are left out, because they depend
+# on where the process sits in memory (address-space randomisation), so that the same input would
+# make the fuzzer act differently from run to run and fuzz/run.py's gate would not repeat itself:
+# - stack-depth: its feature is the deepest stack offset an input reaches, which moves with the
+#   stack's randomised alignment;
+# - trace-cmp: the operands of integer comparisons go into libFuzzer's table of recent
+#   comparisons, which its mutations copy into inputs, and the compiled Cython code compares
+#   pointers (type checks, Py_None): addresses.  (Comparisons of doubles, the kernels' branches,
+#   are not traced anyway; the Python layer's comparisons still are, by atheris.)
+COVERAGE_EXTRA = "-fno-sanitize-coverage=stack-depth,trace-cmp"
 # The preload's runtime must not run its own pre-init (atheris' merge script drops these objects
 # too): the interpreter is not instrumented and the runtime initialises when it is loaded.
 _PREINIT = {"asan": "asan_preinit.cpp.o asan_preinit.cc.o"}
