@@ -3,7 +3,8 @@
 The C core (``csrc/*.c``, pure C99, no Python) is compiled ONCE into the static library
 ``dpbcore`` and linked into the two extension modules: ``dpbounds._ufuncs`` (generated from
 ``src/dpbounds/_ufunc_table.py`` by ``tools/gen_ufuncs.py``) and ``dpbounds._kernels``
-(hand-written, non-elementwise code).  Set DPBOUNDS_DEBUG=1 to keep debug info.
+(hand-written, non-elementwise code: ``_kernels.pyx`` and the ``_kernels_*.pxi`` files it
+includes).  Set DPBOUNDS_DEBUG=1 to keep debug info.
 """
 import glob
 import os
@@ -67,11 +68,15 @@ class BuildExtWithCore(build_ext):
         super().run()
 
 
+# what each module includes besides the C headers: a change to any of them rebuilds it (cythonize
+# follows the include statements as well; this also covers a build that reuses the generated C)
+KERNELS_PXI = sorted(glob.glob("src/dpbounds/_kernels_*.pxi"))
+
 extensions = [
     Extension(
         name,
         sources=[pyx],
-        depends=CHEADERS + ["src/dpbounds/_core.pxd"],
+        depends=CHEADERS + ["src/dpbounds/_core.pxd", "src/dpbounds/_interrupt.pxd"] + extra,
         include_dirs=["csrc", np.get_include()],
         # NPY_TARGET_VERSION: the oldest numpy these modules run on (pyproject's numpy>=1.25; numpy
         # 2.x headers otherwise pick a default that changes with the numpy in the build environment)
@@ -81,8 +86,8 @@ extensions = [
         # dpbcore first so its references to libm resolve; build_ext appends it once more (harmless)
         libraries=["dpbcore"] + link_libs,
     )
-    for name, pyx in (("dpbounds._ufuncs", "src/dpbounds/_ufuncs.pyx"),
-                      ("dpbounds._kernels", "src/dpbounds/_kernels.pyx"))
+    for name, pyx, extra in (("dpbounds._ufuncs", "src/dpbounds/_ufuncs.pyx", []),
+                             ("dpbounds._kernels", "src/dpbounds/_kernels.pyx", KERNELS_PXI))
 ]
 
 setup(

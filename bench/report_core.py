@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from baselines import delta_bound_numpy, delta_min_numpy, rounds_brentq  # noqa: E402
 
 import dpbounds  # noqa: E402
+import dpbounds._kernels  # noqa: E402
 from dpbounds import ufuncs  # noqa: E402
 
 
@@ -49,7 +50,7 @@ def main():
     m_np = peak(lambda: delta_min_numpy(s, m))
     m_val = peak(lambda: dpbounds.delta_bound(s, m, "exact"))
     m_npv = peak(lambda: delta_bound_numpy(s, m))
-    print(f"libmvec in use: {ufuncs._libmvec_in_use()}")
+    print(f"libmvec in use: {dpbounds._kernels._libmvec_in_use()}")
     print("1e6 distinct (sigma, M), exact coefficient:")
     print(f"  six terms only:  ufunc {t_uf * 1e9 / n:6.1f} ns/pt  numpy+scipy {t_np * 1e9 / n:6.1f} ns/pt"
           f"  -> {t_np / t_uf:5.2f}x;  peak extra memory {m_uf / 2**20:.1f} vs {m_np / 2**20:.1f} MiB"

@@ -7,7 +7,8 @@ Same grids as bench/report_sweep_overhead.py (delta_bound, the issue's sigma 0.5
 the flattened points, ``dpbounds.sweep`` with ``src/dpbounds/sweep/_evaluate.py`` as of REV
 (loaded from git under another module name and put in place of the engine's chunk function),
 and ``dpbounds.sweep`` as it is -- interleaved, minimum of each, overhead relative to the raw
-ufunc.  The rest of the package (the writers, the kernels) is the current one.  Both sweeps'
+ufunc.  (This tree's in-memory sweep computes the reasons when they are read; REV's chunk
+function computes them with the values, so the comparison includes that.)  The rest of the package (the writers, the kernels) is the current one.  Both sweeps'
 values, valid and reason columns are compared bit for bit first.  For a REV whose
 ``_evaluate.py`` takes the same Plan (true since the element-wise path was introduced).
 """
@@ -63,7 +64,10 @@ def main():
 
         def sweep_with(chunk_fn):
             def run():
-                _engines.evaluate_chunk = chunk_fn
+                # the engine's keywords (stop=, reasons=) are this tree's: an older chunk function
+                # gets the arguments it takes, and computes the reasons at once
+                _engines.evaluate_chunk = chunk_fn if chunk_fn is _evaluate.evaluate_chunk else \
+                    (lambda plan, i, out=None, **_: _evaluate.ChunkResult(**vars(chunk_fn(plan, i, out))))
                 try:
                     return dpbounds.sweep(ELEMENTWISE, sigma=s, rounds=m, progress=False)
                 finally:

@@ -41,3 +41,55 @@ def test_sweep_to_parquet(benchmark, tmp_path):
     out = tmp_path / "g.parquet"
     benchmark(dpbounds.sweep, "delta_bound", sigma=SIGMA, rounds=ROUNDS, out=out, progress=False)
     assert pq.read_metadata(out).num_rows == SIGMA.size * ROUNDS.size
+
+
+# ---------------------------------------------------------------- against the package's own kernels
+# (ratios in one run, with more grids: bench/report_sweep_kernels.py)
+from dpbounds.outer import delta_bound_outer  # noqa: E402
+
+SIGMA_WIDE = parse_axis("sigma", (0.5, 4.0, 1000, "lin"))
+ROUNDS_WIDE = np.unique(np.rint(np.geomspace(1e3, 1e9, 10100)))[:10000]
+
+
+@pytest.mark.benchmark(group="delta_bound over a 1000 x 10000 grid: sweep vs delta_bound_outer")
+def test_outer_function_1e7(benchmark):
+    out = benchmark(delta_bound_outer, SIGMA_WIDE, ROUNDS_WIDE)
+    assert out.shape == (1000, 10000)
+
+
+@pytest.mark.benchmark(group="delta_bound over a 1000 x 10000 grid: sweep vs delta_bound_outer")
+def test_sweep_in_memory_1e7(benchmark):
+    res = benchmark(dpbounds.sweep, "delta_bound", sigma=SIGMA_WIDE, rounds=ROUNDS_WIDE, progress=False)
+    np.testing.assert_array_equal(np.asarray(res["delta_bound"]), delta_bound_outer(SIGMA_WIDE, ROUNDS_WIDE))
+
+
+RDP_AXES = dict(sigma=np.geomspace(0.7, 4.0, 8), sample_rate=np.geomspace(1e-3, 0.1, 8), steps=2000.0, delta=1e-6)
+
+
+def _vectorised_rdp():
+    import dpbounds.rdp as R
+
+    orders = np.asarray(R.DEFAULT_ORDERS)
+    rdp = R.poisson_gaussian(orders, RDP_AXES["sigma"][:, None, None], RDP_AXES["sample_rate"][None, :, None])
+    return R.epsilon(RDP_AXES["steps"] * rdp, orders, RDP_AXES["delta"])
+
+
+@pytest.mark.benchmark(group="Poisson RDP epsilon over an 8 x 8 grid: sweep vs the vectorised path")
+def test_rdp_vectorised_path(benchmark):
+    eps = benchmark.pedantic(_vectorised_rdp, rounds=3, iterations=1)
+    assert eps.shape == (8, 8) and np.isfinite(eps).all()
+
+
+@pytest.mark.benchmark(group="Poisson RDP epsilon over an 8 x 8 grid: sweep vs the vectorised path")
+def test_rdp_sweep_default_orders(benchmark):
+    res = benchmark.pedantic(dpbounds.sweep, ("rdp_epsilon_poisson",), dict(orders="default", progress=False,
+                                                                          **RDP_AXES), rounds=3, iterations=1)
+    np.testing.assert_array_equal(np.asarray(res["rdp_epsilon_poisson"]).reshape(8, 8), _vectorised_rdp())
+
+
+@pytest.mark.benchmark(group="Poisson RDP epsilon over an 8 x 8 grid: sweep vs the vectorised path")
+def test_rdp_sweep_order_search(benchmark):
+    res = benchmark.pedantic(dpbounds.sweep, ("rdp_epsilon_poisson",), dict(progress=False, **RDP_AXES),
+                             rounds=3, iterations=1)
+    # the search over real orders is never worse than the fixed list
+    assert (np.asarray(res["rdp_epsilon_poisson"]).reshape(8, 8) <= _vectorised_rdp() * (1 + 1e-12)).all()

@@ -21,6 +21,18 @@
 #define DPB_UNLIKELY(x) (x)
 #endif
 
+/* DPB_TARGET_CLONES: an AVX2 clone of a hot loop, chosen at load time where the CPU has it (GCC
+ * function multi-versioning: 4-wide instead of 2-wide, three-operand instructions).  A clone is
+ * bit-identical to the default one: ISO C mode (-std=c99) keeps FP contraction off and nothing
+ * is reassociated, so both round the same operations in the same order.  glibc only: the
+ * clones are dispatched by an ifunc, which musl does not implement.  -DDPB_NO_CLONES turns them off. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) \
+    && !defined(DPB_NO_CLONES)
+#define DPB_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define DPB_TARGET_CLONES
+#endif
+
 /* Quiet NaN / inf as constants: producing them raises no floating-point flag,
  * unlike 0.0/0.0 or 1e308*10, so numpy prints no RuntimeWarning. */
 #define DPB_NAN ((double)NAN)

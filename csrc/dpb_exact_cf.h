@@ -48,7 +48,7 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
  *         the real line is used when t s e^{s u_hi + m} <= 1/2 (no oscillation; e^{-lam v} is smooth).
  *         Node tables are heap-allocated (nodes * 33 * 2 complex); allocation failure -> NaN outputs and the
  *         return value DPB_ENOMEM (0 otherwise); the Cython bridge raises MemoryError.
- * ACCURACY  relative error <= 1e-12 vs mpmath on the shifted line (tests/test_exact.py::test_cf_tilted_vs_mpmath:
+ * ACCURACY  relative error <= 1e-12 vs mpmath on the shifted line (tests/test_exact_tilted.py::test_cf_tilted_vs_mpmath:
  *         sigma in {0.3, 0.5, 1, 5}, t in {0, 0.05, 3, 40}, lam in {0.05, 1, 8}, Y and wY); lam = 0 reproduces
  *         dpb_exact_lognormal_cf bit for bit on the real line and to <= 1e-12 relative on the (quantised) shifted line.
  * EDGES   NaN t, lam or sigma -> NaN; lam < 0 or lam > 700 -> NaN (the transform diverges / e^{lam} overflows);
@@ -92,7 +92,7 @@ int dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, l
  *         of the size-biased law (its upper end), otherwise as dpb_exact_lognormal_cf_tilted_grid.
  * ACCURACY  agrees with dpb_exact_lognormal_cf_tilted_grid (size_biased = 0 and 1) to ~1e-14
  *         relative (a different trapezoid offset / range for wY, and for Y the real line where
- *         the joint range ends above it); tests/test_exact.py::test_cf_pair_grid_* check it against
+ *         the joint range ends above it); tests/test_exact_tilted.py::test_cf_pair_grid_* check it against
  *         both and against mpmath.
  * EDGES   as dpb_exact_lognormal_cf_tilted_grid (NaN for bad sigma, n0 < 0, dt <= 0 or non-finite).
  */

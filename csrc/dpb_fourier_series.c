@@ -7,18 +7,6 @@
 #define FS_G 4                  /* points evaluated per pass over the coefficients (memory traffic) */
 #define FS_2P52 4503599627370496.0
 
-/* An AVX2 clone of the kernel, chosen at load time where the CPU has it (GCC function
- * multi-versioning; ~1.5x faster, 4-wide instead of 2-wide).  Bit-identical to the baseline:
- * ISO C mode (-std=c99) keeps FP contraction off, and no reassociation is allowed, so both
- * clones perform the same roundings in the same order. */
-/* glibc only: the clones are dispatched by an ifunc, which musl does not implement. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) \
-    && !defined(DPB_NO_CLONES)
-#define FS_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FS_CLONES
-#endif
-
 /* e^{-2 pi i frac(m q)} for an integer m >= 0 with |m q| < 2^52: m q = hi + lo exactly; hi - floor(hi)
  * is exact (a multiple of ulp(hi) in [0, 1)), |lo| <= ulp(hi)/2 <= 1/2, so their sum is the one
  * rounding (<= 2u cycles); reduction to [-1/2, 1/2] subtracts 1 exactly (Sterbenz). */
@@ -44,7 +32,8 @@ static inline void fs_acc(double *s, double *c, double v)
     *s = t;
 }
 
-FS_CLONES int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx,
+/* an AVX2 clone where the CPU has it (DPB_TARGET_CLONES of dpb_config.h) */
+DPB_TARGET_CLONES int dpb_fourier_series_re(long N, int ncoef, const double *const *coef, long nx,
                                     const double *q, double *out)
 {
     long j0;

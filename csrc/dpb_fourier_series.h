@@ -6,9 +6,8 @@
  *   out[k * nx + j] = Re sum_{n=1}^{N} c_k[n-1] exp(-2 pi i frac(n q_j)),   k < ncoef, j < nx,
  *
  * where q_j = x_j / P is the evaluation point in periods and c_k is a complex array stored as
- * interleaved (re, im) doubles (numpy complex128 memory).  Replaces the numpy expression
- * Re(exp(-2 pi i mod(outer(q, n), 1)) @ c), whose outer product costs N complex exponentials per
- * point.
+ * interleaved (re, im) doubles (numpy complex128 memory).  The direct numpy form,
+ * Re(exp(-2 pi i mod(outer(q, n), 1)) @ c), costs N complex exponentials per point.
  */
 #ifndef DPB_FOURIER_SERIES_H
 #define DPB_FOURIER_SERIES_H
@@ -33,7 +32,7 @@
  *         accumulation: <= 3u.  Total, for every value (62u by the above, rounded up):
  *             |out - exact| <= DPB_FS_ERR_UNITS * u * sum_n |c_n|,   DPB_FS_ERR_UNITS = 64,
  *         where "exact" uses the given q exactly.  Tested against an independent evaluation with
- *         40-digit arithmetic (mpmath) and against the numpy expression it replaces
+ *         40-digit arithmetic (mpmath) and against that direct numpy form
  *         (tests/test_exact.py::test_fourier_series_*, tests/test_exact_tilted.py).
  * EDGES   N <= 0: out = 0.  nx <= 0: nothing.  Non-finite q_j, or |q_j| N >= 2^52 (where the
  *         exact reduction above would need a third part; far beyond any window of the accountant:

@@ -18,17 +18,7 @@
 
 #define STATUS_CHUNK 256
 
-/* An AVX2 clone of the row loop, chosen at load time where the CPU has it (GCC function
- * multi-versioning, as in dpb_fourier_series.c: 4-wide instead of 2-wide and three-operand
- * instructions).  Bit-identical to the baseline: ISO C mode (-std=c99) keeps FP contraction
- * off and nothing is reassociated, so both clones round the same operations in the same
- * order.  glibc only: the clones are dispatched by an ifunc, which musl does not implement. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) \
-    && !defined(DPB_NO_CLONES)
-#define OUTER_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define OUTER_CLONES
-#endif
+/* The row loops below have an AVX2 clone where the CPU has it (DPB_TARGET_CLONES of dpb_config.h). */
 
 static int odd_column(double m, int mode)
 {
@@ -85,7 +75,7 @@ static int row_prepare(double sigma, int coefficient, const dpb_outer_t31_cols *
  * for operation as t31_terms_given (mu <= 1e60 and coef <= 1e150 here, so dpb_mul_sat(coef,
  * mu) is the plain product), summed smallest first, then the checks of t31_status_given
  * with delta = NaN (condition (2) at delta_min). */
-OUTER_CLONES static void row_fast(const row_consts *r, const dpb_outer_t31_cols *cols, ptrdiff_t c0, ptrdiff_t c1,
+DPB_TARGET_CLONES static void row_fast(const row_consts *r, const dpb_outer_t31_cols *cols, ptrdiff_t c0, ptrdiff_t c1,
                      double *restrict out, signed char *restrict status)
 {
     const double *restrict inv_m1 = cols->inv_m1, *restrict log_m = cols->log_m, *restrict tail = cols->tail;
@@ -206,7 +196,7 @@ void dpb_outer_dataset_columns(const double *rounds, ptrdiff_t n, double *masked
 }
 
 /* (a * M) / noise_ratio over a row: no branch (a NaN column stays NaN), so it vectorizes. */
-OUTER_CLONES static void dataset_row(double a, double noise_ratio, const double *restrict masked,
+DPB_TARGET_CLONES static void dataset_row(double a, double noise_ratio, const double *restrict masked,
                                      ptrdiff_t c0, ptrdiff_t c1, double *restrict out)
 {
     ptrdiff_t j;

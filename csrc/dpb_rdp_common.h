@@ -66,16 +66,24 @@ typedef struct { double m; double s; } dpb_lse;
 
 DPB_INLINE void dpb_lse_init(dpb_lse *acc) { acc->m = -DPB_INF; acc->s = 0.0; }
 
+/* Below this, a term cannot change the sum: exp(d) <= 3.2e-17 < 2^-53, under half an ulp of
+ * s >= 1, so s + exp(d) rounds to s.  Skipping it (and its exp) gives the same double. */
+#define DPB_LSE_NEGLIGIBLE (-38.0)
+
 DPB_INLINE void dpb_lse_add(dpb_lse *acc, double x)
 {
     double d;
     if (x == -DPB_INF) return;
     if (x <= acc->m) {
+        /* s >= 1 here: the first term added set it to 1, and it never decreases below 1 */
         d = x - acc->m;
-        if (d > -745.0) acc->s += exp(d);
+        if (d > DPB_LSE_NEGLIGIBLE) acc->s += exp(d);
     } else {
+        /* the old sum s e^d (1 <= s, log s <= s - 1) is below 3.2e-17 < 2^-53 once
+           d < -38 - (s - 1): s e^d + 1 then rounds to 1, the value set without exp */
         d = acc->m - x;
-        acc->s = (acc->m == -DPB_INF || d < -745.0) ? 1.0 : acc->s * exp(d) + 1.0;
+        acc->s = (acc->m == -DPB_INF || d < -745.0 || d < DPB_LSE_NEGLIGIBLE - (acc->s - 1.0))
+                 ? 1.0 : acc->s * exp(d) + 1.0;
         acc->m = x;
     }
 }

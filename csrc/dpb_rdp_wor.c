@@ -28,31 +28,60 @@ static double sub_inf(double lg, double eps_inf)
     return dpb_log1pexp(lg + dpb_logexpm1(eps_inf));
 }
 
-static double upper_int(long a, double g, const double *eps, double eps_inf,
-                        const double *logd, const double *lfact)
+/* What upper_int needs beyond the order: fixed for one (gamma, base curve, eps_inf), so callers
+ * that evaluate many orders (dpb_rdp_wor_gaussian over a grid) prepare it once. */
+typedef struct {
+    double lg;      /* log gamma */
+    double lem;     /* log(e^{eps_inf} - 1) */
+    double c2;      /* the j = 2 factor's log */
+    double sub;     /* eps'(inf) */
+} upper_pre;
+
+/* 0, or -1 where upper_int answers NaN whatever the order (gamma in (0, 1) assumed) */
+static int upper_prepare(double g, const double *eps, double eps_inf, upper_pre *p)
 {
-    double lg, lem, c2, t, f9;
+    double e2 = eps[2], x1, x2;
+    if (eps_inf != eps_inf || eps_inf < 0.0 || e2 != e2) return -1;
+    p->lg = log(g);
+    p->lem = (eps_inf == DPB_INF) ? DPB_INF : dpb_logexpm1(eps_inf);   /* log(e^{eps_inf} - 1) */
+    x1 = DPB_LN4 + dpb_logexpm1(e2);
+    x2 = e2 + fmin(DPB_LN2, 2.0 * p->lem);
+    p->c2 = fmin(x1, x2);
+    p->sub = sub_inf(p->lg, eps_inf);
+    return 0;
+}
+
+/* upper_sum's tail cut, for the Gaussian base (eps[j] = fl(j r), eps_inf = inf, lfact tabulated).
+ *
+ * Each computed term is at most B(j) + E, with B(j) = j lg + log C(a, j) + (j - 1) eps[j] + ln 2 (the
+ * Pearson-Vajda entry only lowers it) and E the rounding of a few operations and of the lgamma
+ * table, below 1e-12 of mag = a |lg| + 4 lgamma(a + 1) + a^2 r + 1.  B(j + 1) - B(j) =
+ * lg + log((a - j)/(j + 1)) + j eps[j+1] - (j - 1) eps[j] <= D_j = lg + log((a - j)/(j + 1)) + 2 a r
+ * (+ 2 a^2 r u), and D_j decreases in j.  So once D_j <= 0 (with room for its own rounding, from the
+ * same table) B is non-increasing from j on, and once a term is also e^38 below the running
+ * maximum with room for 2E, every later term is one dpb_lse_add skips: stopping there gives the same
+ * double. */
+static double upper_sum(long a, const upper_pre *p, const double *eps, const double *logd,
+                        const double *lfact, double r)
+{
+    double lg = p->lg, lem = p->lem, t, f9, tl = 0.0, dl = 0.0, two_ar = 0.0;
     long j;
-    int nan = 0;
+    int cut = lfact != NULL && r > 0.0 && r < 1e100 && lem == DPB_INF && lg > -DPB_INF;
     dpb_lse acc;
-    if (bad_gamma(g) || a < 2 || eps_inf != eps_inf || eps_inf < 0.0) return DPB_NAN;
-    if (g == 0.0) return 0.0;
-    if (g == 1.0) return eps[a];
-    lg = log(g);
-    lem = (eps_inf == DPB_INF) ? DPB_INF : dpb_logexpm1(eps_inf);   /* log(e^{eps_inf} - 1) */
-    dpb_lse_init(&acc);
-    /* j = 2 */
-    if (eps[2] != eps[2]) return DPB_NAN;
-    {
-        double e2 = eps[2];
-        double x1 = DPB_LN4 + dpb_logexpm1(e2);
-        double x2 = e2 + fmin(DPB_LN2, 2.0 * lem);
-        c2 = fmin(x1, x2);
-        dpb_lse_add(&acc, 2.0 * lg + dpb_lbinom_int(a, 2, lfact) + c2);
+    if (cut) {
+        double mag = (double)a * fabs(lg) + 4.0 * lfact[a] + (double)a * (double)a * r + 1.0;
+        tl = DPB_LSE_NEGLIGIBLE - 2e-12 * mag - 1e-9;
+        dl = -(1e-12 * mag + 1e-12);
+        two_ar = 2.0 * (double)a * r;
     }
+    dpb_lse_init(&acc);
+    dpb_lse_add(&acc, 2.0 * lg + dpb_lbinom_int(a, 2, lfact) + p->c2);       /* j = 2 */
     for (j = 3; j <= a; j++) {
-        if (eps[j] != eps[j]) { nan = 1; break; }
-        f9 = (double)(j - 1) * eps[j] + fmin(DPB_LN2, (double)j * lem);
+        /* fmin(ln 2, j lem) written out (j lem is never NaN: lem >= -inf, j > 0): a library
+           call per term otherwise */
+        double jl = (double)j * lem;
+        if (eps[j] != eps[j]) return DPB_NAN;
+        f9 = (double)(j - 1) * eps[j] + (jl < DPB_LN2 ? jl : DPB_LN2);
         if (logd) {
             long lo = 2 * (j / 2), hi = 2 * ((j + 1) / 2);
             double fd = DPB_LN4 + 0.5 * (logd[lo] + logd[hi]);
@@ -60,9 +89,22 @@ static double upper_int(long a, double g, const double *eps, double eps_inf,
         }
         t = (double)j * lg + dpb_lbinom_int(a, j, lfact) + f9;
         dpb_lse_add(&acc, t);
+        if (cut && j < a && t < acc.m + tl
+            && lg + (lfact[a - j] - lfact[a - j - 1]) - (lfact[j + 1] - lfact[j]) + two_ar <= dl)
+            break;
     }
-    if (nan) return DPB_NAN;
-    return finish_upper(a, dpb_lse_value(&acc), eps[a], sub_inf(lg, eps_inf));
+    return finish_upper(a, dpb_lse_value(&acc), eps[a], p->sub);
+}
+
+static double upper_int(long a, double g, const double *eps, double eps_inf,
+                        const double *logd, const double *lfact)
+{
+    upper_pre p;
+    if (bad_gamma(g) || a < 2 || eps_inf != eps_inf || eps_inf < 0.0) return DPB_NAN;
+    if (g == 0.0) return 0.0;
+    if (g == 1.0) return eps[a];
+    if (upper_prepare(g, eps, eps_inf, &p) != 0) return DPB_NAN;
+    return upper_sum(a, &p, eps, logd, lfact, DPB_NAN);
 }
 
 double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf,
@@ -228,6 +270,7 @@ void dpb_rdp_work_init(dpb_rdp_work *w)
     w->n = 0; w->lfact = w->eps = w->logs = w->logd = NULL;
     w->nf = w->ne = w->nd = 0;
     w->sigma_eps = w->sigma_d = DPB_NAN;
+    w->pre_sigma = w->pre_gamma = DPB_NAN;
 }
 
 void dpb_rdp_work_free(dpb_rdp_work *w)
@@ -277,13 +320,21 @@ static int work_gauss(dpb_rdp_work *w, double sigma, long n, int need_d)
 static double gauss_int(long a, double sigma, double gamma, int bound, dpb_rdp_work *w)
 {
     if (work_gauss(w, sigma, a + 2, bound == DPB_WOR_IMPROVED) != 0) return DPB_NAN;
-    switch (bound) {
-    case DPB_WOR_THEOREM9:
-        return upper_int(a, gamma, w->eps, DPB_INF, NULL, w->lfact);
-    case DPB_WOR_IMPROVED:
-        return upper_int(a, gamma, w->eps, DPB_INF, w->logd, w->lfact);
-    default:
-        return dpb_rdp_wor_lower_int(a, gamma, w->eps, w->lfact);
+    if (bound == DPB_WOR_LOWER) return dpb_rdp_wor_lower_int(a, gamma, w->eps, w->lfact);
+    /* gamma in (0, 1) here (the caller answered 0 and 1); the orders of one (sigma, gamma)
+       share what upper_prepare computes, the same doubles as a fresh upper_int */
+    if (!(w->pre_sigma == sigma && w->pre_gamma == gamma)) {
+        upper_pre p;
+        if (upper_prepare(gamma, w->eps, DPB_INF, &p) != 0) return DPB_NAN;
+        w->pre_lg = p.lg; w->pre_lem = p.lem; w->pre_c2 = p.c2; w->pre_sub = p.sub;
+        w->pre_sigma = sigma; w->pre_gamma = gamma;
+    }
+    {
+        upper_pre p;
+        p.lg = w->pre_lg; p.lem = w->pre_lem; p.c2 = w->pre_c2; p.sub = w->pre_sub;
+        /* the r that work_gauss built eps[] from: the Gaussian's tail cut applies */
+        return upper_sum(a, &p, w->eps, bound == DPB_WOR_IMPROVED ? w->logd : NULL, w->lfact,
+                         0.5 / sigma / sigma);
     }
 }
 

@@ -85,6 +85,8 @@ typedef struct {
     double *logd;      /* log D^l, valid for l < nd at sigma_d */
     long nd;
     double sigma_d;
+    /* the order-independent part of the upper bounds at (pre_sigma, pre_gamma) */
+    double pre_sigma, pre_gamma, pre_lg, pre_lem, pre_c2, pre_sub;
 } dpb_rdp_work;
 
 void dpb_rdp_work_init(dpb_rdp_work *w);

@@ -19,6 +19,8 @@
 #ifndef DPB_TRADEOFF_H
 #define DPB_TRADEOFF_H
 
+#include "dpb_domain.h"   /* DPB_CLT_SIGMA_MIN */
+
 #include "dpb_status.h"
 
 /* dpb_gaussian_tradeoff -- G_mu(a) = Phi(Phi^{-1}(1 - a) - mu).
@@ -71,10 +73,10 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *         panels of width ~w_z = sigma/|x s + 1/D| around the switch point z_c (g = 0)
  *         and of width ~sigma ln 2 in the doubly exponential right tail; the grid
  *         bounds the width for the n(z) factor and for the slow exponential on the left.
- *         (The grid this replaced -- unit panels plus z_c +- w_z 2^k, |k| <= 6 -- was 3.5x
- *         slower and missed the tail when |x s + 1/D| < 1 at small sigma and M: error
- *         2e-11 at a = 0.499, sigma = 0.31, M = 3.  It survives only to place the slope's
- *         exponent offset.)
+ *         The level crossings also place panels in the tail when |x s + 1/D| < 1 at small
+ *         sigma and M, which a grid around z_c alone misses (tests/test_tradeoff.py::
+ *         test_clt_vs_mpmath, hard point a = 0.499053, sigma = 0.31154, M = 3).  The points
+ *         z_c +- w_z 2^k, |k| <= 6, serve only to place the slope's exponent offset.
  *         Panels to the left of the point where g drops below 8.5 contribute their
  *         normal mass Phi(z) in closed form (error <= Phi(-8.5) = 9.5e-18); panels whose
  *         bound Phi(g(left)) * max n * width is below 1e-18, and panels to the right of
@@ -91,8 +93,6 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *        0 < sigma < DPB_CLT_SIGMA_MIN (0.03) -> NaN: there the panels lose accuracy (measured
  *        1.7e-10 at sigma = 0.01, 4e-6 at 0.001), so the value is refused, not returned;
  *        sigma = inf or M = inf -> 1 - a (mu = 0). */
-/* smallest sigma at which dpb_tradeoff_clt answers (see EDGES above) */
-#define DPB_CLT_SIGMA_MIN 0.03
 double dpb_tradeoff_clt(double a, double sigma, double rounds, int truncated);
 
 /* dpb_tradeoff_clt_slope -- f_CLT'(a) = -s/n(x) int n(x s - A(z)) n(z) dz for the

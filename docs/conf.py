@@ -8,15 +8,17 @@ ufunc list and the command-line help are generated at build time from the packag
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
-# Document the checkout (an in-place build), unless the caller points PYTHONPATH elsewhere.
-if not os.environ.get("DPBOUNDS_DOCS_INSTALLED"):
-    sys.path.insert(0, str(HERE.parent / "src"))
+# Document the checkout's in-place build when it has one (python setup.py build_ext --inplace);
+# otherwise the installed package (pip install ".[docs]").  A checkout without compiled modules
+# must not shadow the installed package: its dpbounds/__init__ would fail on the missing _ufuncs.
+_SRC = HERE.parent / "src"
+if any((_SRC / "dpbounds").glob("_ufuncs.*.so")) or any((_SRC / "dpbounds").glob("_ufuncs.*.pyd")):
+    sys.path.insert(0, str(_SRC))
 
 import dpbounds  # noqa: E402  (after the path set-up above)
 
@@ -62,7 +64,9 @@ if importlib.util.find_spec("sphinx-mathjax-offline") is not None:
 
 html_theme = "furo"
 html_title = f"dpbounds {release}"
-html_static_path: list[str] = []
+# docs/_static/dpbounds.css: wide tables and long code lines wrap inside the content column
+html_static_path = ["_static"]
+html_css_files = ["dpbounds.css"]
 html_show_sourcelink = False
 
 nitpicky = False

@@ -221,9 +221,6 @@ SCALAR_ONLY: dict[str, tuple[Callable[..., Any], dict[str, Any], tuple[str, ...]
                               {"count": 3}, ("count",), False),
     "RDPAccountant.step": (lambda **kw: rdp.RDPAccountant().step(**kw) or None,
                            {"noise_multiplier": 1.1, "sample_rate": 0.01}, ("noise_multiplier", "sample_rate"), False),
-    "RDPAccountant.calibrate_sigma": (
-        lambda **kw: rdp.RDPAccountant.calibrate_sigma(**kw, orders=[2.0, 8.0, 32.0], rtol=1e-2),
-        {"epsilon": 1.0, "delta": 1e-5, "steps": 100, "rate": 0.01}, ("epsilon", "delta", "steps", "rate"), True),
     "rdp.PoissonGaussian": (rdp.PoissonGaussian, {"sigma": 1.1, "q": 0.01}, ("sigma", "q"), False),
     "rdp.SubsampledGaussianWOR": (rdp.SubsampledGaussianWOR, {"sigma": 1.1, "gamma": 0.01}, ("sigma", "gamma"), False),
     "rdp.coordinatewise_limit": (rdp.coordinatewise_limit, {"alpha": 2.0, "sigma": 1.0, "q": 0.01, "c2": 1.0},

@@ -115,6 +115,9 @@ NOT_CLAIMS: dict[str, str] = {
     "dpbounds.accountant": "module overview: says tradeoff_exact returns an absolute error bound",
     "dpbounds.normal": "module overview: a table of the ufunc claims (declaration table)",
     "dpbounds.accountant.PoissonPLD": "describes how its certified error bound is built (64 ulp per step)",
+    "dpbounds.sampling.poisson_steps": "the rule that counts a quotient within 4 ulp of a whole number as it "
+                                       "(exact step counts: tests/test_cli_dpsgd.py::test_step_rule_functions)",
+    "dpbounds.sampling.random_allocation_steps": "the same counting rule as poisson_steps",
 }
 
 _WORDS = re.compile(r"relative error|absolute error|accurate to|\bulps?\b|accuracy", re.I)

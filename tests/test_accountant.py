@@ -17,7 +17,7 @@ def test_methods_and_labels():
     assert ex.get_epsilon(1e-5) == hi  # the float answer is the certified upper end
     ga = RandomAllocationAccountant(1.0, 100, 1, method="gdp_asymptotic")
     assert "not a bound" in ga.bound_kind
-    assert ga.gdp_mu() == pytest.approx(math.sqrt(math.expm1(1.0) / 100), rel=1e-15)
+    assert ga.gdp_mu() == pytest.approx(math.sqrt(math.expm1(1.0) / 99), rel=1e-15)  # Theorem 4.2's mu_M
     e_g = ga.get_epsilon_bracket(1e-5)
     assert e_g[0] == e_g[1] > 0
     d = ga.get_delta_bracket(e_g[0])[0]

@@ -75,8 +75,10 @@ def test_errors_name_the_parameter():
         calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=B, epochs=1, sampling="shuffle")
     with pytest.raises(ValueError, match="batch_size"):
         calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=N + 1, epochs=1)
-    with pytest.raises(ValueError, match="whole number"):
-        calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=B, epochs=1.5)
+    with pytest.raises(ValueError, match="epochs"):
+        calibrate_noise(1.0, 1e-5, dataset_size=N, batch_size=B, epochs=1e308)
+    # a fractional epoch count is floor(E M) steps, the partial epoch accounted as such (one rule)
+    assert _Setting("random_allocation", "exact", N, B, 1.5, None, 2e-3).steps == (3 * (N // B)) // 2
 
 
 def test_sigma_guess_starts_near_the_answer():
@@ -84,3 +86,49 @@ def test_sigma_guess_starts_near_the_answer():
     run = _Setting("poisson", "rdp", N, B, 10, None, 2e-3)
     g = run.sigma_guess(3.0, 1e-5)
     assert 0.5 < g < 1.0 and math.isfinite(g)
+
+
+@pytest.mark.parametrize("sampling, accountant, rate", [
+    ("random_allocation", "exact", 1 / (N // B)),
+    ("poisson", "exact", B / N),
+    ("poisson", "rdp", B / N),
+    ("without_replacement", "rdp", B / N),
+])
+def test_sample_rate_describes_the_same_run_as_dataset_and_batch_size(sampling, accountant, rate):
+    """What Opacus users have (get_noise_multiplier's sample_rate with epochs or steps) is the same run."""
+    for epochs, steps in ((10, None), (None, 777)):
+        a = _Setting(sampling, accountant, N, B, epochs, steps, 2e-3)
+        b = _Setting(sampling, accountant, None, None, epochs, steps, 2e-3, sample_rate=rate)
+        assert (a.rate, a.steps) == (b.rate, b.steps)
+    if sampling == "random_allocation":
+        assert _Setting(sampling, accountant, None, None, 3, None, 2e-3, sample_rate=1 / 234).steps == 3 * 234
+    else:  # Opacus' rule, int(epochs / sample_rate)
+        assert _Setting(sampling, accountant, None, None, 2.5, None, 2e-3, sample_rate=0.01).steps == int(2.5 / 0.01)
+
+
+def test_noise_from_sample_rate_is_certified_on_both_sides():
+    q, steps = 0.02, 300
+    s = calibrate_noise(2.0, 1e-5, sample_rate=q, steps=steps, sampling="poisson", accountant="rdp", rtol=RTOL)
+    run = _Setting("poisson", "rdp", None, None, None, steps, 2e-3, sample_rate=q)
+    assert run.epsilon(s, 1e-5) <= 2.0 < run.epsilon(s / (1 + RTOL), 1e-5)
+    assert s == calibrate_noise(2.0, 1e-5, dataset_size=1000, batch_size=20, steps=steps, sampling="poisson",
+                                accountant="rdp", rtol=RTOL)
+    E = calibrate_epochs(2.0, 1e-5, noise_multiplier=1.0, sample_rate=B / N, sampling="poisson", accountant="rdp")
+    assert E == calibrate_epochs(2.0, 1e-5, noise_multiplier=1.0, dataset_size=N, batch_size=B, sampling="poisson",
+                                 accountant="rdp")
+
+
+def test_sample_rate_errors_name_the_parameter():
+    with pytest.raises(ValueError, match="give sample_rate, or dataset_size and batch_size, not both"):
+        calibrate_noise(1.0, 1e-5, sample_rate=0.01, dataset_size=N, batch_size=B, epochs=1)
+    with pytest.raises(ValueError, match="give dataset_size and batch_size \\(or sample_rate\\)"):
+        calibrate_noise(1.0, 1e-5, epochs=1)
+    with pytest.raises(ValueError, match="give dataset_size and batch_size"):
+        calibrate_noise(1.0, 1e-5, dataset_size=N, epochs=1)
+    for bad in (0.0, 1.5, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match="sample_rate"):
+            calibrate_noise(1.0, 1e-5, sample_rate=bad, epochs=1, sampling="poisson")
+    with pytest.raises(ValueError, match="sample_rate = 1/M"):
+        calibrate_noise(1.0, 1e-5, sample_rate=0.3, epochs=1)
+    with pytest.raises(ValueError, match="sample_rate"):
+        calibrate_epochs(1.0, 1e-5, noise_multiplier=1.0, sample_rate=0.3)

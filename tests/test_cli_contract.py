@@ -176,7 +176,7 @@ def test_curve_rounds_and_epochs_1e0_forms(tmp_path, capsys):
     (["dpsgd", "--noise-multiplier", "1", "--dataset-size", "0", "--batch-size", "0", "--epochs", "1"],
      "argument --dataset-size: must be a whole number >= 1"),
     (["dpsgd", "--noise-multiplier", "1", "--dataset-size", "10", "--batch-size", "20", "--epochs", "1"],
-     "batch-size must be <= dataset-size, got 20 > 10"),
+     "--batch-size must be <= --dataset-size, got 20 > 10"),
     (["delta", "--sigma", "1", "--rounds", "1e400"], "argument --rounds: '1e400' is too large"),
     (["delta", "--sigma", "1e400", "--rounds", "100"], "argument --sigma: '1e400' is too large"),
     (["rounds", "--sigma", "1", "--delta", "1e-5", "--epochs", "1.5"], "argument --epochs: must be a whole number"),
@@ -378,10 +378,10 @@ def test_pipe_into_head_is_silent(unbuffered):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_exits_130_with_one_line():
-    # a computation that takes ~15 s on an idle machine; interrupted after 3 s
-    proc = subprocess.Popen(cli_command("epsilon", "--sigma", "0.35", "--rounds", "1e5", "--epochs", "5",
-                                        "--delta", "1e-6"),
+def test_ctrl_c_exits_130_with_one_line(tmp_path):
+    # the exact curve at 20,000 points of (0.5, 1e6): minutes of work; interrupted after 3 s
+    proc = subprocess.Popen(cli_command("curve", "--sigma", "0.5", "--rounds", "1e6", "--points", "20000",
+                                        "--out", str(tmp_path / "curve.csv")),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
     try:
         time.sleep(3.0)
@@ -402,3 +402,45 @@ def test_entry_point_is_cli_main():
         pytest.skip("pyproject.toml not next to tests/")
     assert 'dpbounds = "dpbounds.cli:main"' in text.read_text()
     assert callable(main)
+
+
+# ---------------------------------------------------------------- one exit-status rule
+@pytest.mark.parametrize("argv, status", [
+    # 1: valid input, no answer at these parameters (the reason is printed)
+    (["rounds", "--sigma", "100", "--delta", "1e-5", "--coefficient", "simplified"], 1),   # no M <= 2^53
+    (["delta", "--sigma", "0.5", "--rounds", "100"], 1),                                   # theorem does not apply
+    (["epsilon", "--sigma", "1", "--rounds", "100", "--delta", "1e-5", "--method", "closed_form"], 1),
+    (["calibrate", "--target-epsilon", "0.001", "--dataset-size", "60000", "--batch-size", "256",
+      "--epochs", "1"], 1),
+    (["plan", "--dataset-size", "1000", "--delta", "0.01", "--sigma", "1,2"], 1),          # no sigma admits an M
+    # 0: the answer
+    (["rounds", "--sigma", "1", "--delta", "0.01"], 0),
+    (["delta", "--sigma", "1", "--rounds", "1e6"], 0),
+    (["epsilon", "--sigma", "1", "--rounds", "1e6", "--delta", "0.05", "--method", "closed_form"], 0),
+    # 2: bad input
+    (["rounds", "--sigma", "0", "--delta", "1e-5"], 2),
+    (["epsilon", "--sigma", "0.1", "--rounds", "100", "--delta", "1e-5"], 2),
+])
+def test_exit_status_follows_one_rule(capsys, argv, status):
+    code, out, err = run(capsys, *argv)
+    assert code == status, (code, out, err)
+    if status == 1:   # the reason is said, in one place, without "error"
+        assert (out.strip() or err.strip()) and "error" not in err and "Traceback" not in err
+    json_code, json_out, _ = run(capsys, "--json", *argv)
+    assert json_code == status
+    if status != 2:
+        strict_json(json_out)
+
+
+def test_exit_statuses_are_documented():
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "cli.md")
+    if not text.exists():
+        pytest.skip("docs/ not next to tests/")
+    section = text.read_text().split("**Exit status**")[1].split("\n## ")[0]
+    for status in ("0", "1", "2", "3", "130"):
+        assert re.search(rf"^  \| {status} \| ", section, re.MULTILINE), status
+    for command in ("`delta`", "`rounds`", "`calibrate`", "`plan`", "`dpsgd`", "`rdp`"):
+        assert command in section, command
+    # the top-level --help says the same
+    epilog = build_parser().epilog or ""
+    assert "1 no answer exists" in epilog and "2 bad input" in epilog

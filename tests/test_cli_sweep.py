@@ -134,11 +134,12 @@ def test_toml_needs_tomllib_or_tomli(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
-def test_ctrl_c_leaves_a_valid_file_and_resume_finishes_it(tmp_path, suffix):
+def test_ctrl_c_keeps_the_finished_chunks_and_resume_finishes_the_file(tmp_path, suffix):
     if suffix == ".parquet":
         pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow not installed")
     out, full = tmp_path / f"i{suffix}", tmp_path / f"full{suffix}"
-    # ~2e5 rounds_required searches in chunks of 2000: several seconds, interrupted after the first chunks
+    # ~2e5 rounds_required searches in chunks of 2000 (each saved at once: 2000 rows, but the first
+    # part waits for a second), several seconds, interrupted once two chunks are saved
     argv = ["sweep", "rounds_required", "--sigma", "0.5:4:400:lin", "--delta", "1e-12:1e-2:500:log",
             "--chunk-size", "2000", "--no-progress"]
     cmd = [sys.executable, "-m", "dpbounds", *argv, "-o", str(out)]
@@ -161,11 +162,21 @@ def test_ctrl_c_leaves_a_valid_file_and_resume_finishes_it(tmp_path, suffix):
     state = json.loads(manifest.read_text())
     done = state["finished_chunks"]
     assert 2 <= done < state["n_chunks"] and not state["complete"]
-    # the file is valid and holds exactly the finished chunks
-    n_rows = pq.read_table(out).num_rows if suffix == ".parquet" else out.read_text().count("\n") - 1
+    # out is written only when complete; the finished chunks are the part files, readable as they are
+    assert not out.exists()
+    partial = tmp_path / f"i{suffix}.partial"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [partial.name, manifest.name]
+    names = sorted(p.name for p in partial.iterdir())
+    assert names == [p["file"] for p in state["parts"]]
+    if suffix == ".parquet":
+        n_rows = pq.read_table(partial).num_rows
+    else:
+        n_rows = sum((partial / n).read_text().count("\n") - 1 for n in names)
     assert n_rows == min(done * 2000, 200000)
     assert main([*argv, "--resume", "-o", str(out)]) == 0
     assert main([*argv, "-o", str(full)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [out.name, manifest.name, full.name, full.name + ".sweep.json"])
     if suffix == ".csv":
         assert out.read_bytes() == full.read_bytes()
     else:

@@ -145,8 +145,7 @@ def built_site(tmp_path_factory):
     out = tmp_path_factory.mktemp("html")
     doctrees = tmp_path_factory.mktemp("doctrees")
     env = dict(os.environ)
-    # document the package the tests import (an installed wheel or the checkout)
-    env["DPBOUNDS_DOCS_INSTALLED"] = "1"
+    # document the package the tests import (an installed wheel or the checkout's in-place build)
     env["PYTHONPATH"] = os.pathsep.join([str(pathlib.Path(dpbounds.__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
     start = time.perf_counter()
@@ -225,3 +224,71 @@ def test_site_renders_in_headless_chromium(built_site, tmp_path):
     proc = _chromium_run(binary, f"--screenshot={shot}", "--window-size=1100,800", (out / "index.html").as_uri())
     assert proc.returncode == 0 and shot.stat().st_size > 10_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# What a reader at a 1100 px window sees: every table and code block fits the content column
+# (wide ones wrap, docs/_static/dpbounds.css), and no link text shows raw LaTeX.  Before, the
+# table and a code block of "Which accountant" ran under the column's edge, and links to
+# "Several epochs" read "composing (0, \delta) guarantees".
+_MEASURE = """<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  var art = document.querySelector("article") || document.body;
+  var edge = art.getBoundingClientRect().right, out = [];
+  art.querySelectorAll("table, pre").forEach(function (el) {
+    // what would need a horizontal scroll: the block itself, or the theme's scroller around it
+    // (whose small negative margins, for its shadow, put it a few px past the edge by design)
+    var over = el.scrollWidth - el.clientWidth;
+    var box = el.parentElement.closest(".table-wrapper, .highlight");
+    if (box) { over = Math.max(over, box.scrollWidth - box.clientWidth); }
+    else { over = Math.max(over, el.getBoundingClientRect().right - edge); }
+    out.push([el.tagName, Math.round(over), el.textContent.slice(0, 50)]);
+  });
+  var pre = document.createElement("pre"); pre.id = "dpbounds-measure";
+  pre.textContent = JSON.stringify({width: window.innerWidth, blocks: out});
+  document.body.appendChild(pre);
+}, 1000); });
+</script>"""
+
+_WIDE_PAGES = ("which-accountant", "cli", "accountant", "sampling", "theorem31", "sweep", "index")
+
+
+def _link_texts(html: str) -> list[str]:
+    texts = []
+    for inner in re.findall(r"<a\b[^>]*>(.*?)</a>", html, flags=re.S):
+        inner = re.sub(r'<span class="math[^"]*">.*?</span>', " ", inner, flags=re.S)   # typeset math
+        texts.append(re.sub(r"<[^>]+>", "", inner))
+    return texts
+
+
+@pytest.mark.slow
+def test_site_link_texts_show_no_latex(built_site):
+    out, _ = built_site
+    for page in sorted(out.rglob("*.html")):
+        for text in _link_texts(page.read_text(encoding="utf-8")):
+            assert not re.search(r"\\[A-Za-z]+|\$", text), f"{page.relative_to(out)}: link text {text!r}"
+
+
+@pytest.mark.slow
+def test_site_fits_a_1100px_window(built_site, tmp_path):
+    import json
+
+    binary = _chromium()
+    if binary is None:
+        pytest.skip("no Chromium binary (apt-get install chromium-headless-shell)")
+    out, _ = built_site
+    for name in _WIDE_PAGES:
+        page = out / f"{name}.html"
+        probe = out / f"_measure_{name}.html"   # beside the page: same relative links to the theme's files
+        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+        proc = _chromium_run(binary, "--window-size=1100,900", "--dump-dom", probe.as_uri())
+        m = re.search(r'id="dpbounds-measure">([^<]*)<', proc.stdout)
+        assert m, (name, proc.stderr[-1000:])
+        data = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<")
+                          .replace("&gt;", ">"))
+        assert data["width"] == 1100 and data["blocks"], name
+        clipped = [b for b in data["blocks"] if b[1] > 1]
+        assert not clipped, (name, clipped)
+    shot = tmp_path / "which-accountant.png"
+    proc = _chromium_run(binary, f"--screenshot={shot}", "--window-size=1100,1600",
+                         (out / "which-accountant.html").as_uri())
+    assert proc.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000

@@ -438,3 +438,22 @@ def test_cf_pair_grid_edges():
     for bad in ((0.1, 0, 0.1), (float("nan"), 0, 0.1), (1.0, -1, 0.1), (1.0, 0, 0.0), (1.0, 0, float("inf"))):
         r0, r1 = lognormal_cf_m1_pair_grid(bad[0], bad[1], 4, bad[2])
         assert np.all(np.isnan(r0)) and np.all(np.isnan(r1))
+
+
+def test_epsilon_query_law_reaches_only_where_it_needs():
+    # an epsilon(delta) query builds the tilted series only out to where the upper tail is
+    # ~delta / 10 (half the coefficients per decade): the same bracket, within both brackets
+    from dpbounds.accountant import clear_cache
+    from dpbounds.accountant._invert import invert
+    from dpbounds.accountant._select import law_for, tilted_reach
+
+    clear_cache()
+    for d in (1e-5, 1e-3):
+        cheap = law_for(0.5, 1000, "curve", reach=tilted_reach(d))
+        full = law_for(0.5, 1000, "curve")
+        assert isinstance(cheap, TiltedLognormalSum) and isinstance(full, TiltedLognormalSum)
+        assert cheap.n_eff < full.n_eff
+        lo_c, hi_c = RandomAllocationPLD(0.5, 1000).epsilon(d)
+        lo_f, hi_f = invert(full.delta, d, full.eps_start(d))
+        assert lo_c <= hi_f and lo_f <= hi_c          # both certified: they overlap
+        assert hi_c - lo_c <= 1e-6 * hi_c             # and far inside the tolerance

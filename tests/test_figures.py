@@ -66,8 +66,8 @@ def _chord_error(func, x, y):
 def test_tradeoff_figure_single_epoch_numbers():
     sigma, M = 1.0, 1000
     fig = tradeoff_figure(sigma=sigma, rounds=M)
-    ax_f, ax_g = fig.axes
-    lines, gaps = _lines(ax_f), _lines(ax_g)
+    ax_g, ax_d = fig.axes
+    gaps, diffs = _lines(ax_g), _lines(ax_d)
     mu = dpbounds.gdp_mu_random_allocation(sigma, M)
     ref = {
         f"G_mu, asymptotic mu = {mu:.4g}": lambda a: dpbounds.gaussian_tradeoff(a, mu),
@@ -76,29 +76,37 @@ def test_tradeoff_figure_single_epoch_numbers():
         "Edgeworth approximation": lambda a: dpbounds.tradeoff_edgeworth(a, sigma, M),
         "exact": lambda a: dpbounds.tradeoff_exact(a, sigma, M)[0],
     }
-    assert set(lines) == set(ref) == set(gaps)
+    assert set(gaps) == set(ref) and set(diffs) == set(ref) - {"exact"}
     for label, func in ref.items():
-        x, y = lines[label]
+        x, g = gaps[label]
         want = np.asarray(func(x), float)
-        np.testing.assert_allclose(y, want, rtol=0, atol=1e-15, err_msg=label)
-        np.testing.assert_allclose(gaps[label][1], 1 - x - want, rtol=0, atol=1e-15, err_msg=label)
+        np.testing.assert_allclose(g, 1 - x - want, rtol=0, atol=1e-15, err_msg=label)
+        if label != "exact":   # the difference from the exact curve at the curve's own points
+            xd, d = diffs[label]
+            np.testing.assert_array_equal(xd, x)
+            np.testing.assert_allclose(d, want - dpbounds.tradeoff_exact(x, sigma, M)[0], rtol=0, atol=1e-15,
+                                       err_msg=label)
         if x.size < 4097:  # refinement finished: the polygon is within tol of the curve at midpoints
-            assert _chord_error(lambda a: np.asarray(func(a), float), x, y) <= 1e-6, label
+            assert _chord_error(lambda a: np.asarray(func(a), float), x, want) <= 1e-6, label
     # the smooth exact curve is drawn with more points where it bends (near a = 0) than uniformly
-    x = lines["exact"][0]
+    x = gaps["exact"][0]
     assert np.min(np.diff(x)) < np.max(np.diff(x)) / 8
+    assert ax_g.get_yscale() == "log" and ax_d.get_yscale() == "symlog"
 
 
 def test_tradeoff_figure_multi_epoch_uses_the_accountant():
     sigma, M, E = 1.1, 234, 10
     fig = tradeoff_figure(sigma=sigma, rounds=M, epochs=E)
-    lines = _lines(fig.axes[0])
-    assert not any("CLT" in k or "Edgeworth" in k for k in lines)
-    x, y = lines["exact accountant, certified lower bound"]
-    np.testing.assert_array_equal(y, dpbounds.RandomAllocationAccountant(sigma, M, E).tradeoff(x)[0])
+    gaps = _lines(fig.axes[0])
+    assert not any("CLT" in k or "Edgeworth" in k for k in gaps)
+    x, g = gaps["exact accountant, certified lower bound"]
+    np.testing.assert_array_equal(g, 1 - x - dpbounds.RandomAllocationAccountant(sigma, M, E).tradeoff(x)[0])
     mu = dpbounds.gdp_mu_random_allocation(sigma, M, E)
+    xg, gg = gaps[f"G_mu, asymptotic mu = {mu:.4g}"]
+    np.testing.assert_allclose(gg, 1 - xg - dpbounds.gaussian_tradeoff(xg, mu), rtol=0, atol=1e-15)
+    lines = {k: (xx, 1 - xx - yy) for k, (xx, yy) in gaps.items()}
+    x, y = lines["exact accountant, certified lower bound"]
     xg, yg = lines[f"G_mu, asymptotic mu = {mu:.4g}"]
-    np.testing.assert_allclose(yg, dpbounds.gaussian_tradeoff(xg, mu), rtol=0, atol=1e-15)
     # Theorem 3.1 does not apply at (1.1, 234): drawn nowhere, and the legend says so
     (label,) = [k for k in lines if k.startswith("Theorem 3.1")]
     assert "does not apply" in label and np.all(np.isnan(lines[label][1]))
@@ -119,11 +127,15 @@ def test_epsilon_figure_numbers():
     np.testing.assert_array_equal(lines["Poisson (RDP)"][1], rd)
     for x, _ in lines.values():
         np.testing.assert_array_equal(x, epochs)
-    # the brackets: one shaded band per exact accountant, spanning [lower, upper]
+    # the brackets: one shaded band per exact accountant, spanning [lower, upper] ...
     bands = [c for c in ax.collections]
     assert len(bands) == 2
     lo_hi = sorted(np.ptp(b.get_paths()[0].vertices[:, 1]) for b in bands)
     assert all(v > 0 for v in lo_hi)
+    # ... and, in the lower panel, relative to the upper end: [100 (lower / upper - 1), 0] percent
+    rel = [c.get_paths()[0].vertices[:, 1] for c in fig.axes[1].collections]
+    want = sorted([min(100 * (b.lower / b.upper - 1) for b in ra), min(100 * (b.lower / b.upper - 1) for b in po)])
+    np.testing.assert_allclose(sorted(float(v.min()) for v in rel), want, rtol=1e-12)
     assert rd[0] > ra[0].upper  # RDP is the loosest at one epoch
 
 
@@ -189,5 +201,73 @@ def test_make_figures_script(tmp_path, capsys):
         data = (tmp_path / f"{name}.png").read_bytes()
         assert data.startswith(MAGIC[".png"]) and 10_000 < len(data) < 300_000
     _check_rounds(figs["rounds"], [1e-2, 1e-3, 1e-4, 1e-5], 0.4, 4.0, 241)
-    x, y = _lines(figs["tradeoff"].axes[0])["exact"]
-    np.testing.assert_array_equal(y, dpbounds.tradeoff_exact(x, 1.0, 1e6)[0])
+    x, g = _lines(figs["tradeoff"].axes[0])["exact"]
+    np.testing.assert_array_equal(g, 1 - x - dpbounds.tradeoff_exact(x, 1.0, 1e6)[0])
+
+
+# ---------------------------------------------------------------- what a reader sees (rendered with Agg)
+def _pixels(ax, x, y):
+    return ax.transData.transform(np.column_stack([x, y]))
+
+
+def _render(fig, path):
+    save_figure(fig, path, dpi=100)
+    data = path.read_bytes()
+    assert data.startswith(MAGIC[".png"]) and len(data) > 20_000
+    return fig.canvas.get_renderer()
+
+
+def _legend_outside_the_axes(fig, renderer):
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legends
+    for leg in legends:
+        box = leg.get_window_extent(renderer)
+        for ax in fig.axes:
+            assert not box.overlaps(ax.get_window_extent(renderer)), "the legend covers a panel"
+
+
+def test_tradeoff_figure_defaults_show_the_differences(tmp_path):
+    # at sigma = 1, M = 1e6 every f(a) is within 1e-2 of the diagonal: the old left panel was one
+    # diagonal line, and the legend sat on the gap panel's data
+    fig = tradeoff_figure()
+    renderer = _render(fig, tmp_path / "tradeoff.png")
+    _legend_outside_the_axes(fig, renderer)
+    ax_g, ax_d = fig.axes
+    gaps, diffs = _lines(ax_g), _lines(ax_d)
+    at = 0.25
+
+    def pixel_y(ax, line):
+        x, y = line
+        return _pixels(ax, [at], [np.interp(at, x, y)])[0, 1]
+
+    t31 = next(k for k in gaps if k.startswith("Theorem 3.1"))
+    # the bound stands apart from the exact curve in the gap panel (a factor ~13 on a log axis)
+    assert pixel_y(ax_g, gaps[t31]) - pixel_y(ax_g, gaps["exact"]) > 40
+    # in the difference panel every approximation is on a line of its own, well apart
+    ys = sorted(pixel_y(ax_d, v) for v in diffs.values())
+    assert len(ys) == 4 and min(np.diff(ys)) > 15, ys
+    # and the panel is not dominated by its ticks: labels do not overlap
+    labels = [t for t in ax_d.get_yticklabels() if t.get_text()]
+    boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.y0)
+    assert all(b1.y0 >= b0.y1 - 1 for b0, b1 in zip(boxes, boxes[1:]))
+
+
+def test_epsilon_figure_brackets_are_visible_and_ticks_uniform(tmp_path):
+    fig = epsilon_figure(1.1, 234, 1e-5, epochs=[1, 3, 10, 30])
+    renderer = _render(fig, tmp_path / "epsilon.png")
+    _legend_outside_the_axes(fig, renderer)
+    ax, ax_rel = fig.axes
+    # every tick label is a plain number (no 10^x next to 1.0): one format on both axes
+    import re
+
+    for axis in (ax_rel.xaxis, ax.yaxis):   # the epochs are labelled under the lower panel (shared x)
+        texts = [t.get_text() for t in axis.get_ticklabels(which="both") if t.get_text()]
+        assert texts and all(re.fullmatch(r"\d+(\.\d+)?", t) for t in texts), texts
+    lo, hi = ax_rel.get_xlim()
+    shown = [t.get_text() for t in ax_rel.xaxis.get_ticklabels() if lo <= t.get_position()[0] <= hi]
+    assert {"1", "2", "5", "10", "20"} <= set(shown), shown
+    # the brackets are bands a reader sees: several pixels tall where they are widest
+    for band in ax_rel.collections:
+        v = band.get_paths()[0].vertices
+        px = ax_rel.transData.transform(v)
+        assert np.ptp(px[:, 1]) > 30, np.ptp(px[:, 1])

@@ -32,6 +32,9 @@ NOT_REAL = [
     pytest.param(np.array([1.0, None], dtype=object), id="object-with-None"),
     pytest.param(np.array(["2.0"]), id="str-array"),
     pytest.param(10 ** 400, id="int-beyond-double"),
+    # a bool is not the number 1 (delta_bound(sigma=True, rounds=1000) answered 0.209)
+    pytest.param(True, id="bool"),
+    pytest.param(np.array([True, False]), id="bool-array"),
 ]
 
 CALLS = [
@@ -56,7 +59,7 @@ def test_non_real_input_is_refused_naming_the_parameter(call, name, value):
 
 
 @pytest.mark.parametrize("value", [1.5, np.float32(2.0), np.array([1.0, 2.0]), [1.0, 2], np.array([3], dtype=np.int8),
-                                   np.array([1.5, 2], dtype=object), True])
+                                   np.array([1.5, 2], dtype=object)])
 def test_real_input_still_accepted(value):
     # the same values as before the check: what numpy converts exactly to float64
     got = rdp.gaussian(2.0, value)
@@ -262,9 +265,11 @@ def test_rdp_epsilon_rounds_towards_the_bound():
 
 
 def test_tradeoff_clt_names_a_sigma_beyond_the_doubles():
-    # found by the CI fuzz run: the small-sigma refusal converted sigma with numpy first, so a
-    # Python int beyond the double range escaped as numpy's OverflowError
+    # a Python int beyond the double range is named, never numpy's OverflowError (the arguments
+    # are checked in order, so a bad a is named first)
     with pytest.raises(dpbounds.DPBoundsError, match=r"^sigma\b"):
+        dpbounds.tradeoff_clt(np.array([0.5]), 10**400, 3.0)
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^a\b"):
         dpbounds.tradeoff_clt(np.array([np.nan]), 10**400, 3.0)
 
 

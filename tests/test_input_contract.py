@@ -241,3 +241,129 @@ def test_scalar_only_walk_covers_the_scalar_entry_points() -> None:
             "sampling.random_allocation", "sampling.poisson", "law_for", "tradeoff_exact", "exact_max_gap"} <= walked
     for name, (_, valid, params, _) in SCALAR_ONLY.items():
         assert set(params) <= set(valid), name
+
+
+# ---------------------------------------------------------------- bools, masked arrays, extremes
+def _wrappers() -> list[str]:
+    return sorted(p for p in {u.python for u in UFUNCS if u.python} if not isinstance(_resolve(p), np.ufunc))
+
+
+@pytest.mark.parametrize("path", _wrappers())
+def test_table_wrappers_refuse_bools_and_masked_arrays(path: str) -> None:
+    # True is not 1: delta_bound(sigma=True, rounds=1000) answered 0.209; a masked array's mask was ignored
+    for arg, good in _point(path).items():
+        for bad in (True, np.bool_(False), np.array([True, False]), np.array([good, True], dtype=object)):
+            with pytest.raises(DPBoundsError, match=rf"^{arg} must be .*a bool is not read as 0 or 1"):
+                _resolve(path)(**{**_point(path), arg: bad})
+        masked = np.ma.array([good, good], mask=[False, True])
+        with pytest.raises(DPBoundsError, match=rf"^{arg} must be .*got a masked array"):
+            _resolve(path)(**{**_point(path), arg: masked})
+
+
+def test_issue_bool_example_is_refused() -> None:
+    with pytest.raises(DPBoundsError, match=r"^sigma must be"):
+        dpbounds.delta_bound(sigma=True, rounds=1000)
+    with pytest.raises(DPBoundsError, match="masked array"):
+        dpbounds.rounds_required(np.ma.array([1.0, 2.0], mask=[0, 1]), 0.01)
+    with pytest.raises(DPBoundsError, match="masked array"):
+        dpbounds.calibrate_noise(np.ma.masked, 1e-5, dataset_size=100, batch_size=10, epochs=1)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1", None, 2])
+def test_load_state_dict_refuses_a_version_that_is_not_the_int_1(version: Any) -> None:
+    acc = dpbounds.RandomAllocationAccountant()
+    acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    state = {**acc.state_dict(), "version": version}
+    with pytest.raises(DPBoundsError, match="state version"):
+        dpbounds.RandomAllocationAccountant().load_state_dict(state)
+    dpbounds.RandomAllocationAccountant().load_state_dict(acc.state_dict())   # the real one loads
+
+
+_C = {"dataset_size": 60000, "batch_size": 256}
+EXTREMES = [
+    # (call, the parameter the refusal must name)
+    (lambda: dpbounds.calibrate_noise(3.0, 1e-5, epochs=2 ** 70, **_C), "epochs"),   # ran > 10 s
+    (lambda: dpbounds.calibrate_noise(3.0, 1e-5, epochs=1e308, **_C), "epochs"),     # raw OverflowError
+    (lambda: dpbounds.calibrate_noise(3.0, 1e-5, dataset_size=1e308, batch_size=256, epochs=10), "dataset_size"),
+    (lambda: dpbounds.calibrate_noise(3.0, 1e-5, steps=2 ** 70, **_C), "steps"),
+    (lambda: dpbounds.calibrate_noise(3.0, 1e-5, epochs=2 ** 70, sampling="poisson", **_C), "epochs"),
+    (lambda: dpbounds.calibrate_epochs(3.0, 1e-5, noise_multiplier=1.0, max_epochs=2 ** 70, **_C), "max_epochs"),
+    (lambda: dpbounds.calibrate_batch_size(3.0, 1e-5, noise_multiplier=1.0, dataset_size=1e308, epochs=1),
+     "dataset_size"),
+    (lambda: dpbounds.calibrate_batch_size(3.0, 1e-5, noise_multiplier=1.0, dataset_size=60000, epochs=1e308),
+     "epochs"),
+    (lambda: dpbounds.composition.optimal(1.0, 0.0, 2 ** 70, 1e-5), "k"),            # raw OverflowError
+    (lambda: dpbounds.TradeoffCurve.from_function(lambda a: 1 - a, n=10 ** 9), "n"),  # numpy's ValueError
+    (lambda: dpbounds.sampling.poisson_steps(1e308, 0.01), "epochs"),
+    (lambda: dpbounds.sampling.random_allocation_steps(2 ** 70, 234), "epochs"),
+    (lambda: dpbounds.sampling.poisson_steps(1e-9, 0.01), "epochs"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(EXTREMES)))
+def test_extremes_are_refused_at_once_by_name(k: int) -> None:
+    import time
+
+    call, name = EXTREMES[k]
+    t0 = time.perf_counter()
+    with pytest.raises(DPBoundsError, match=rf"^{name}\b|\b{name}="):
+        call()
+    assert time.perf_counter() - t0 < 2.0   # refused before any long loop (each was instant or > 10 s)
+
+
+def test_optimal_composition_beyond_the_double_range_is_inf_not_an_overflow() -> None:
+    # (1 - delta)^k underflows: no total epsilon reaches target_delta < 1 - (1 - delta)^k
+    assert dpbounds.composition.optimal(1.0, 1e-5, 2 ** 70, 1e-5) == math.inf
+    assert dpbounds.composition.optimal(1.0, 1e-5, 1e308, 1e-5) == math.inf
+
+
+def test_tradeoff_exact_blocks_are_bit_identical_and_short() -> None:
+    import time
+
+    from dpbounds.accountant import _curve
+
+    a = np.concatenate([np.random.default_rng(5).random(3000), [0.0, 1.0, 1e-12]])
+    whole = dpbounds.tradeoff_exact(a[:40], 1.0, 100)
+    law = dpbounds.accountant.law_for(1.0, 100, "curve")
+    f_one, e_one = law.tradeoff(a)
+    f_blk, e_blk = _curve._in_blocks(law.tradeoff, a)
+    assert np.array_equal(f_one, f_blk) and np.array_equal(e_one, e_blk)
+    assert np.array_equal(np.clip(f_one[:40], 0, 1), whole[0])
+    # a slow kernel (5 ms a point): no block takes much longer than the block target
+    sizes, times = [], []
+
+    def slow(x):  # type: ignore[no-untyped-def]
+        t = time.perf_counter()
+        time.sleep(0.005 * x.size)
+        sizes.append(x.size)
+        times.append(time.perf_counter() - t)
+        return x, x
+
+    _curve._in_blocks(slow, np.zeros(400))
+    assert sum(sizes) == 400 and max(times) < 4 * _curve._BLOCK_SECONDS + 0.2, (sizes, times)
+
+
+@pytest.mark.slow
+def test_tradeoff_exact_stops_on_ctrl_c() -> None:
+    # tradeoff_exact(np.linspace(0, 1, 2e6), 0.5, 1e6) ignored Ctrl-C for > 60 s (~14 ms a point)
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from cli_harness import child_env
+
+    code = ("import numpy as np, dpbounds\nprint('go', flush=True)\n"
+            "dpbounds.tradeoff_exact(np.linspace(0, 1, 2 * 10**6), 1.0, 100)\n")
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=child_env(), text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline() == "go\n"
+        time.sleep(3.0)   # well inside the ~5 minutes the call takes
+        assert proc.poll() is None
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        waited = time.perf_counter() - t0
+    assert os.name == "posix"
+    assert waited < 2.0 and "KeyboardInterrupt" in err, (waited, err[-300:])

@@ -89,7 +89,7 @@ LONG_CALLS = {
     "ufunc buffered cast": ("x = np.full((3000, 1000), 1.0, dtype=np.float32)", "ufuncs.rounds_required_exact(x, 1e-5)"),
     "ufunc strided where=": ("x = np.full((1000, 6000), 1.0)[:, ::2]; o = np.empty_like(x)",
                              "ufuncs.rounds_required_exact(x, 1e-5, out=o, where=x > 0)"),
-    # hand-written kernels of the without-replacement RDP bounds (_kernels.pyx): order by order
+    # hand-written kernels of the without-replacement RDP bounds (_kernels_rdp.pxi): order by order
     # (wor_gaussian), and the integer-order tables (O(amax^2) terms: wor_table, pv_logd)
     "rdp wor_gaussian orders": ("from dpbounds import rdp; a = np.linspace(2, 2000, 1_000_000)",
                                 "rdp.subsampled_gaussian_wor(a, 1.0, 0.01, bound='theorem9')"),
@@ -99,7 +99,8 @@ LONG_CALLS = {
                     "_kernels.pv_logd(ls)"),
     # Python-level loops around short compiled calls (signals land between bytecodes); kept
     # here so that a future single long call inside them is caught
-    "rdp accountant small sigma": ("from dpbounds import rdp; o = np.linspace(1.01, 200, 40_000)",
+    # (1500 orders: ~15 s of quadrature, under the work limit that refuses 40,000 of them at once)
+    "rdp accountant small sigma": ("from dpbounds import rdp; o = np.linspace(1.01, 200, 1_500)",
                                    "rdp.RDPAccountant(orders=o).compose(rdp.PoissonGaussian(0.02, 0.01), 10).get_epsilon(1e-5)"),
     "poisson accountant fine lattice": ("", "dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=1e-2, "
                                             "steps=10000, tolerance=1e-6, max_lattice=2**24).get_epsilon(1e-5)"),

@@ -60,19 +60,26 @@ def test_fixed_orders_mode():
 
 
 def test_calibration_sigma_steps_rate():
+    # the noise multiplier has one calibrator, dpbounds.calibrate_noise: certified on both sides
+    from dpbounds import calibrate_noise
     eps, delta, steps, q = 2.0, 1e-5, 1000, 0.01
-    s = R.RDPAccountant.calibrate_sigma(eps, delta, steps, q, rtol=1e-7)
+    s = calibrate_noise(eps, delta, dataset_size=10_000, batch_size=100, steps=steps, sampling="poisson",
+                        accountant="rdp", rtol=1e-7)
     achieved = R.RDPAccountant().compose(R.PoissonGaussian(s, q), steps).get_epsilon(delta)
-    below = R.RDPAccountant().compose(R.PoissonGaussian(s * (1 - 1e-5), q), steps).get_epsilon(delta)
+    below = R.RDPAccountant().compose(R.PoissonGaussian(s / (1 + 1e-7), q), steps).get_epsilon(delta)
     assert achieved <= eps < below
+    assert not hasattr(R.RDPAccountant, "calibrate_sigma")
     k = R.RDPAccountant.max_steps(eps, delta, 1.0, q)
     assert R.RDPAccountant().compose(R.PoissonGaussian(1.0, q), k).get_epsilon(delta) <= eps
     assert R.RDPAccountant().compose(R.PoissonGaussian(1.0, q), k + 1).get_epsilon(delta) > eps
     r = R.RDPAccountant.max_sampling_rate(eps, delta, 1.0, steps)
     assert R.RDPAccountant().compose(R.PoissonGaussian(1.0, r), steps).get_epsilon(delta) <= eps
     assert R.RDPAccountant().compose(R.PoissonGaussian(1.0, r * (1 + 1e-5)), steps).get_epsilon(delta) > eps
-    sw = R.RDPAccountant.calibrate_sigma(eps, delta, steps, q, sampling="wor")
-    assert R.RDPAccountant().compose(R.SubsampledGaussianWOR(sw, q), steps).get_epsilon(delta) <= eps
+    # without replacement: calibrate_noise's noise multiplier is relative to C, the RDP bound's to 2C
+    sw = calibrate_noise(eps, delta, dataset_size=10_000, batch_size=100, steps=steps,
+                         sampling="without_replacement", accountant="rdp")
+    assert R.RDPAccountant().compose(R.SubsampledGaussianWOR(sw / 2, q), steps).get_epsilon(delta) <= eps
+    assert R.RDPAccountant().compose(R.SubsampledGaussianWOR(sw / 2 / (1 + 1e-3), q), steps).get_epsilon(delta) > eps
 
 
 def test_accountant_validation():
@@ -90,6 +97,6 @@ def test_accountant_validation():
     with pytest.raises(ValueError, match="mechanism"):
         acc.compose("gaussian")
     with pytest.raises(ValueError, match="sampling"):
-        R.RDPAccountant.calibrate_sigma(1.0, 1e-5, 10, 0.1, sampling="shuffle")
+        R.RDPAccountant.max_steps(1.0, 1e-5, 1.0, 0.1, sampling="shuffle")
     assert acc.get_epsilon(1e-5) == 0.0      # empty composition is 0-DP
     assert "Gaussian" in repr(R.RDPAccountant().compose(R.Gaussian(1.0), 3))

@@ -15,6 +15,7 @@ from dpbounds import DPBoundsError
 from dpbounds._errors import status_reasons
 from dpbounds.sweep import QUANTITIES, parse_axis
 from dpbounds.sweep._quantities import get_quantity
+from dpbounds.sweep._sweep import run_sweep
 
 
 def run(quantity, **kw):
@@ -358,30 +359,37 @@ def test_missing_pyarrow_names_the_extra(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
-def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix):
+def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix, monkeypatch):
     if suffix == ".parquet":
         pytest.importorskip("pyarrow", reason="pyarrow not installed")
+    from dpbounds.sweep import _store
+
     # a quantity without a separable kernel: chunks of chunk_size points (not of whole rows)
     out = tmp_path / f"r{suffix}"
     full = tmp_path / f"full{suffix}"
     axes = dict(sigma=np.linspace(0.5, 3, 9), delta=[1e-5, 1e-3, 1e-2])
     dpbounds.sweep("rounds_closed_form", out=full, chunk_size=4, **axes)
-    dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, **axes)
-    # pretend the run stopped after 2 chunks: the manifest is what resume trusts
-    mpath = tmp_path / f"r{suffix}.sweep.json"
-    m = json.loads(mpath.read_text())
-    if suffix == ".csv":
-        lines = out.read_bytes().split(b"\n")
-        keep = b"\n".join(lines[:1 + 8]) + b"\n"
-        out.write_bytes(keep + b"0.1,garbage of an unfinished chunk\n")
-        m["bytes"] = len(keep)
-    else:
-        import pyarrow.parquet as pq
 
-        t = pq.read_table(out)
-        pq.write_table(t.slice(0, 8), out)
-    m["finished_chunks"], m["complete"] = 2, False
-    mpath.write_text(json.dumps(m))
+    # every chunk is saved as it finishes (the save clock jumps), and the run dies after 2 chunks
+    class Stop(BaseException):
+        pass
+
+    ticks = iter(range(0, 10 ** 6, 100))
+    monkeypatch.setattr(_store, "clock", lambda: float(next(ticks)))
+    saved = []
+    monkeypatch.setattr(_store, "at", lambda moment: saved.append(moment) if moment == "part-renamed" else None)
+    original_add = _store.FileStore.add
+
+    def add(self, res):
+        original_add(self, res)
+        if len(saved) == 2:
+            raise Stop
+    monkeypatch.setattr(_store.FileStore, "add", add)
+    with pytest.raises(Stop):
+        dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, **axes)
+    monkeypatch.setattr(_store.FileStore, "add", original_add)
+    mpath = tmp_path / f"r{suffix}.sweep.json"
+    assert json.loads(mpath.read_text())["finished_chunks"] == 2 and not out.exists()
     with pytest.raises(DPBoundsError, match=r"the axis sigma differs \(file: 9 values from 0.5 to 3.0; this call: "
                                             r"10 values"):
         dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, sigma=np.linspace(0.5, 3, 10),
@@ -390,19 +398,25 @@ def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix):
         dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, coefficient="simplified", **axes)
     with pytest.raises(DPBoundsError, match="resume with the same chunk_size"):
         dpbounds.sweep("rounds_closed_form", out=out, chunk_size=5, resume=True, **axes)
-    dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, **axes)
+    with pytest.raises(DPBoundsError, match=r"unfinished run of this sweep \(2 of 7 chunks done\): pass resume=True"):
+        dpbounds.sweep("rounds_closed_form", out=out, chunk_size=4, **axes)
+    _, tally = run_sweep("rounds_closed_form", out=out, chunk_size=4, resume=True, axes=axes)
+    assert tally.skipped == 8 and tally.points == 19
     if suffix == ".csv":
         assert out.read_bytes() == full.read_bytes()
     else:
         _assert_same_columns(_read_parquet(out), _read_parquet(full))
     assert json.loads(mpath.read_text())["complete"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, full.name, mpath.name,
+                                                                 full.name + ".sweep.json"])
 
 
-def test_resume_without_manifest_is_an_error(tmp_path):
+def test_resume_of_a_file_without_manifest_is_refused(tmp_path):
     out = tmp_path / "x.csv"
     out.write_text("something\n")
-    with pytest.raises(DPBoundsError, match="its manifest .* is missing"):
+    with pytest.raises(DPBoundsError, match="exists and is not the output of a dpbounds sweep .* no manifest"):
         dpbounds.sweep("delta_bound", sigma=1, rounds=100, out=out, resume=True)
+    assert out.read_text() == "something\n"
 
 
 # ---------------------------------------------------------------- the separable (outer) path
@@ -464,7 +478,7 @@ def test_outer_function_is_used_for_cartesian_grids_and_equals_the_elementwise_p
 
 def test_registry_declares_outputs_axes_and_the_separable_kernels():
     for name, q in QUANTITIES.items():
-        assert q.name == name and q.outputs[0] == name and q.kind in ("ufunc", "point")
+        assert q.name == name and q.outputs[0] == name and q.kind in ("ufunc", "point", "block")
         assert len(set(q.axis_names)) == len(q.axes)
     wired = {name: q.outer_axes for name, q in QUANTITIES.items() if q.outer is not None}
     assert wired == {"delta_bound": ("sigma", "rounds"), "rounds_required": ("sigma", "delta"),

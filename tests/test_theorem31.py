@@ -180,3 +180,56 @@ def test_sigma_at_the_validity_edges(coefficient, m):
         assert np.isnan(dpbounds.delta_bound(outside, m, coefficient))
         d = dpbounds.delta_bound(inside, m, coefficient)
         assert oracle.rel_error(d, oracle.delta_min(inside, m, coefficient)) <= RTOL
+
+
+def _outcome(f, *args, **kwargs):
+    try:
+        # the array path warns where a result overflows (min_dataset_size near 1e308), the scalar
+        # path does not: values and errors are compared, not warnings
+        with np.errstate(all="ignore"):
+            v = f(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+        return type(exc), str(exc)
+    return type(v), np.asarray(v).tobytes()
+
+
+_HARD = [-1.0, 0.0, 5e-324, 0.03, 0.0375, 0.5, 0.61, 1.0, 2.0, 2.5, 3.0, 4.6, 300.0, 1140369.0, 1e6, 1e15,
+         2.0 ** 53, 1e150, 1e200, np.inf, np.nan]
+
+
+@pytest.mark.parametrize("coefficient", ["exact", "simplified", "bogus"])
+def test_fast_path_matches_array_path(coefficient):
+    # The four functions are compiled entries (the scalar fast paths of _kernels_theorem31.pxi)
+    # in front of the Python functions of dpbounds.theorem31 (__wrapped__).  Whichever answers,
+    # a call gives the same value, type and error, bit for bit.
+    pairs = [(f, f.__wrapped__) for f in (dpbounds.delta_bound, dpbounds.rounds_required,
+                                          dpbounds.rounds_closed_form, dpbounds.min_dataset_size)]
+    for (fast, slow) in pairs:
+        assert fast is not slow and fast.__module__ == slow.__module__ == "dpbounds.theorem31"
+    (db, db_py), (rr, rr_py), (cf, cf_py), (ds, ds_py) = pairs
+    for s in _HARD:
+        for x in _HARD:
+            for on_invalid in ("nan", "raise"):
+                assert _outcome(db, s, x, coefficient, on_invalid=on_invalid) == \
+                    _outcome(db_py, s, x, coefficient, on_invalid=on_invalid), (s, x, on_invalid)
+            assert _outcome(ds, s, x) == _outcome(ds_py, s, x), (s, x)
+            assert _outcome(ds, 1.0, 100, s, x) == _outcome(ds_py, 1.0, 100, s, x), (s, x)
+        for d in (-0.1, 0.0, 5e-324, 1e-12, 0.01, 0.49, 0.5, 1.0, np.nan):
+            assert _outcome(cf, s, d, coefficient) == _outcome(cf_py, s, d, coefficient), (s, d)
+            for epochs in (1, 2, 7, 1.5, 0):
+                for vat in ("delta_min", "target"):
+                    assert _outcome(rr, s, d, coefficient, vat, epochs=epochs) == \
+                        _outcome(rr_py, s, d, coefficient, vat, epochs=epochs), (s, d, epochs, vat)
+
+
+def test_public_functions_show_their_python_definition():
+    import importlib
+    import inspect
+
+    module = importlib.import_module("dpbounds.theorem31")
+    for name in ("delta_bound", "rounds_required", "rounds_closed_form", "min_dataset_size"):
+        f = getattr(dpbounds, name)
+        assert f is getattr(module, name)
+        assert f.__doc__ == f.__wrapped__.__doc__ and "Parameters" in f.__doc__
+        assert inspect.signature(f) == inspect.signature(f.__wrapped__)
+        assert inspect.getsource(f).lstrip().startswith(f"@_kernels.scalar_fast_path\ndef {name}(")

@@ -200,6 +200,8 @@ CASES: dict[str, Callable[[int], Callable[[], Any]]] = {
     "dpbounds.sampling.random_allocation": lambda k: lambda: _samples(
         sampling.random_allocation(100, 10, np.random.default_rng(k), epochs=2)),
     "dpbounds.sampling.poisson": lambda k: lambda: _samples(sampling.poisson(100, 0.1, np.random.default_rng(k), steps=20)),
+    "dpbounds.sampling.poisson_steps": lambda k: lambda: sampling.poisson_steps(1.0 + k, 25 / 2925),
+    "dpbounds.sampling.random_allocation_steps": lambda k: lambda: sampling.random_allocation_steps(0.5 + k, 234),
     "dpbounds.plan": lambda k: lambda: dpbounds.plan(10**6 * (1 + k), delta=0.01, sigma=[0.8, 1.0, 1.5]),
     "dpbounds.sweep": lambda k: lambda: _swept(dpbounds.sweep(
         "delta_bound", sigma=(0.5 + 0.1 * k, 3.0, 7, "lin"), rounds=(10, 1e7, 9, "log"), progress=False)),

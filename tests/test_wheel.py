@@ -77,3 +77,14 @@ def test_extension_modules_have_no_debug_info_or_symbol_table() -> None:
         assert ".text" in sections, (path, sections)  # the parser read real section names
         assert not [s for s in sections if s.startswith((".debug", ".zdebug"))], (path, sections)
         assert ".symtab" not in sections, (path, "not stripped")
+
+
+def test_metadata_version_and_licence() -> None:
+    # one version literal (dpbounds.__version__, read by setuptools without importing) and the
+    # BSD-3-Clause licence, as an SPDX expression plus the licence text in the dist-info
+    files = _installed_files()
+    meta = importlib.metadata.metadata("dpbounds")
+    assert meta["Version"] == dpbounds.__version__
+    assert meta["License-Expression"] == "BSD-3-Clause"
+    licence = [f for f in files if str(f).replace("\\", "/").endswith(".dist-info/licenses/LICENSE")]
+    assert len(licence) == 1 and "BSD 3-Clause License" in licence[0].read_text()

@@ -3,12 +3,13 @@
     python tools/gen_ufuncs.py          # rewrite the generated files
     python tools/gen_ufuncs.py --check  # exit 1 if any generated file is stale
 
-Reads ``src/dpbounds/_ufunc_table.py`` (the ufuncs) and ``src/dpbounds/_errors.py`` (the
-status bits) and writes
+Reads ``src/dpbounds/_ufunc_table.py`` (the ufuncs, the shared constants and choices) and
+``src/dpbounds/_errors.py`` (the status bits) and writes
 
 * ``src/dpbounds/_ufuncs.pyx`` -- the Cython loops and their registration,
 * ``src/dpbounds/_ufuncs.pyi`` -- the type stub,
 * ``csrc/dpb_status.h``        -- the status-bit enum the C core uses,
+* ``csrc/dpb_domain.h``        -- the limits of the validation vocabulary the C core enforces too,
 * ``docs/accuracy.md``         -- the accuracy table of the documentation.
 
 The table is imported without importing the ``dpbounds`` package itself (whose
@@ -75,6 +76,7 @@ _C_TESTS = {
     "INTEGER_GE_1": "isgreaterequal({x}, 1.0) and isless({x}, INFINITY) and " + _IS_INTEGER,
     "INTEGER_GE_2": "isgreaterequal({x}, 2.0) and isless({x}, INFINITY) and " + _IS_INTEGER,
     "INTEGER_GE_3": "isgreaterequal({x}, 3.0) and isless({x}, INFINITY) and " + _IS_INTEGER,
+    "CLT_SIGMA": "isgreaterequal({x}, DPB_CLT_SIGMA_MIN) and isless({x}, INFINITY)",
 }
 
 # The paired Theorem 3.1 loop is C (dpb_t31_eval_n), not generated: the domain it enforces per
@@ -134,7 +136,8 @@ def docstring(u: Any) -> str:
                          + (["the BAD_INPUT status bit"] if "BAD_INPUT" in u.status_bits else []))
     lines.append(f"Arguments (raw ufunc: a value outside its domain gives {gives}, never an error):")
     for a in u.args:
-        lines.append(f"    {a.name}: {a.constraint.text}" + (f" (NaN: {a.nan_means})" if a.nan_means else ""))
+        lines.append(f"    {a.name}: {a.constraint.text}" + (f" (NaN: {a.nan_means})" if a.nan_means else "")
+                     + (f" (the Python API: {a.validated.text})" if a.validated else ""))
     if u.nout > 1:
         lines.append(f"Outputs: {u.nout} ({', '.join(u.outputs)}).")
     if u.status_bits:
@@ -248,6 +251,9 @@ def render_pyx(table: Any) -> str:
     for py, macro, doc in table.CONSTANTS:
         out.append(f"#: {doc}")
         out.append(f"{py} = {macro}")
+    for py, doc, pairs in table.KERNEL_CHOICES:
+        out.append(f"#: {doc}  (choice, C value) pairs.")
+        out.append(f"{py} = (" + ", ".join(f"({choice!r}, {macro})" for choice, macro in pairs) + ")")
     out.append("")
     out.append("#: (name, bit, reason) of every status bit the kernels can set.")
     out.append("STATUS_BITS = (")
@@ -359,6 +365,8 @@ def render_pyi(table: Any) -> str:
            "import numpy as np", ""]
     for py, _macro, _doc in table.CONSTANTS:
         out.append(f"{py}: float")
+    for py, _doc, _pairs in table.KERNEL_CHOICES:
+        out.append(f"{py}: tuple[tuple[str, int], ...]")
     out.append("STATUS_BITS: tuple[tuple[str, int, str], ...]")
     out.append("")
     for u in sorted(table.UFUNCS, key=lambda u: u.name):
@@ -384,6 +392,24 @@ def render_status_h(errors: Any) -> str:
         out.append(f"    {('DPB_STATUS_' + s.name).ljust(width)} = {s.bit},  /* {s.reason} */")
     out[-1] = out[-1].replace(",  /*", "   /*", 1)
     out += ["};", "", "#endif /* DPB_STATUS_H */", ""]
+    return "\n".join(out)
+
+
+def render_domain_h(table: Any) -> str:
+    docs = {macro: doc for _py, macro, doc in table.CONSTANTS}
+    out = ["/* " + HEADER.replace("_ufunc_table.py", "_validation.py (via _ufunc_table.DEFINED_HERE)") + " */",
+           "/*",
+           " * The limits of the validation vocabulary (dpbounds._validation.Constraint) that the C core",
+           " * enforces as well.  Their one definition is in Python, where they must be known before",
+           " * anything is compiled; dpbounds.ufuncs exports them back from here.",
+           " */",
+           "#ifndef DPB_DOMAIN_H",
+           "#define DPB_DOMAIN_H",
+           ""]
+    for macro, value in table.DEFINED_HERE.items():
+        out.append(f"/* {docs[macro]} */")
+        out.append(f"#define {macro} {value!r}")
+    out += ["", "#endif /* DPB_DOMAIN_H */", ""]
     return "\n".join(out)
 
 
@@ -418,6 +444,7 @@ TARGETS: dict[str, Callable[[Any, Any], str]] = {
     "src/dpbounds/_ufuncs.pyx": lambda t, e: render_pyx(t),
     "src/dpbounds/_ufuncs.pyi": lambda t, e: render_pyi(t),
     "csrc/dpb_status.h": lambda t, e: render_status_h(e),
+    "csrc/dpb_domain.h": lambda t, e: render_domain_h(t),
     "docs/accuracy.md": lambda t, e: render_accuracy_md(t),
 }
 

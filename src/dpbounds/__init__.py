@@ -12,28 +12,17 @@ Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, lognormal_rho3, and ``dpbounds.ufuncs``
     (every compiled ufunc; see docs/accuracy.md).
 """
-from dpbounds import _ufuncs as ufuncs
-from dpbounds import composition, outer, rdp, sampling
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from dpbounds._errors import DPBoundsError, PrecisionWarning
-from dpbounds._renamed import RENAMED as _RENAMED
-from dpbounds._renamed import renamed_getattr as _renamed_getattr
-from dpbounds._result import PrivacyBracket
-from dpbounds._ufuncs import lognormal_rho3
-from dpbounds.accountant import (
-    PoissonAccountant,
-    PrivacyAccountant,
-    RandomAllocationAccountant,
-    RandomAllocationPLD,
-    exact_max_gap,
-    gap_ratio,
-    tradeoff_exact,
-)
-from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
-from dpbounds.curve import TradeoffCurve
-from dpbounds.epochs import compose_delta, per_epoch_delta
-from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
-from dpbounds.planner import Plan, PlanPoint, plan
-from dpbounds.sweep import sweep  # the function; its module stays importable as dpbounds.sweep._*
+
+# `dpbounds.sweep` and `dpbounds.theorem31` are functions with the names of their modules.
+# Both modules are imported here, so that the import system, which binds a submodule to its
+# name in the package when it first imports it, can never rebind these names later.
+from dpbounds.sweep import sweep
 from dpbounds.theorem31 import (
     BERRY_ESSEEN_CONSTANT,
     LognormalMoments,
@@ -46,27 +35,84 @@ from dpbounds.theorem31 import (
     rounds_required,
     theorem31,
 )
-from dpbounds.tradeoff import (
-    edgeworth_status,
-    f0delta_compose,
-    f0delta_tradeoff,
-    gaussian_compose,
-    gaussian_f0delta_tradeoff,
-    gaussian_max_gap,
-    gaussian_tradeoff,
-    gdp_delta,
-    gdp_epsilon,
-    gdp_mu_poisson,
-    gdp_mu_poisson_drs,
-    gdp_mu_random_allocation,
-    multi_epoch_tradeoff,
-    sep,
-    sep_gaussian,
-    tradeoff_clt,
-    tradeoff_clt_slope,
-    tradeoff_edgeworth,
-    tradeoff_lower_bound,
-)
+
+#: Everything else is imported when it is first used (PEP 562), so that ``import dpbounds``
+#: costs little more than ``import numpy``: public name -> (module, attribute); attribute None
+#: for a module itself.  tests/test_import.py checks that each resolves.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "ufuncs": ("dpbounds._ufuncs", None),
+    "lognormal_rho3": ("dpbounds._ufuncs", "lognormal_rho3"),
+    "PrivacyBracket": ("dpbounds._result", "PrivacyBracket"),
+    **{name: ("dpbounds.accountant", name) for name in (
+        "PoissonAccountant", "PrivacyAccountant", "RandomAllocationAccountant", "RandomAllocationPLD",
+        "exact_max_gap", "gap_ratio", "tradeoff_exact")},
+    **{name: ("dpbounds.calibration", name) for name in (
+        "calibrate_batch_size", "calibrate_epochs", "calibrate_noise")},
+    "TradeoffCurve": ("dpbounds.curve", "TradeoffCurve"),
+    **{name: ("dpbounds.epochs", name) for name in ("compose_delta", "per_epoch_delta")},
+    **{name: ("dpbounds.normal", name) for name in ("log_ndtr", "ndtr", "ndtri", "ndtri_complement", "normal_pdf")},
+    **{name: ("dpbounds.planner", name) for name in ("Plan", "PlanPoint", "plan")},
+    **{name: ("dpbounds.tradeoff", name) for name in (
+        "edgeworth_status", "f0delta_compose", "f0delta_tradeoff", "gaussian_compose", "gaussian_f0delta_tradeoff",
+        "gaussian_max_gap", "gaussian_tradeoff", "gdp_delta", "gdp_epsilon", "gdp_mu_poisson", "gdp_mu_poisson_drs",
+        "gdp_mu_random_allocation", "multi_epoch_tradeoff", "sep", "sep_gaussian", "tradeoff_clt",
+        "tradeoff_clt_slope", "tradeoff_edgeworth", "tradeoff_lower_bound")},
+    # the submodules (attributes of the package once imported)
+    **{name: (f"dpbounds.{name}", None) for name in (
+        "accountant", "calibration", "composition", "curve", "epochs", "normal", "outer", "planner", "rdp",
+        "sampling", "tradeoff")},
+}
+
+if TYPE_CHECKING:   # what the names are, for type checkers and editors
+    from dpbounds import _ufuncs as ufuncs
+    from dpbounds import accountant as accountant
+    from dpbounds import calibration as calibration
+    from dpbounds import composition as composition
+    from dpbounds import curve as curve
+    from dpbounds import epochs as epochs
+    from dpbounds import normal as normal
+    from dpbounds import outer as outer
+    from dpbounds import planner as planner
+    from dpbounds import rdp as rdp
+    from dpbounds import sampling as sampling
+    from dpbounds import tradeoff as tradeoff
+    from dpbounds._result import PrivacyBracket
+    from dpbounds._ufuncs import lognormal_rho3
+    from dpbounds.accountant import (
+        PoissonAccountant,
+        PrivacyAccountant,
+        RandomAllocationAccountant,
+        RandomAllocationPLD,
+        exact_max_gap,
+        gap_ratio,
+        tradeoff_exact,
+    )
+    from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
+    from dpbounds.curve import TradeoffCurve
+    from dpbounds.epochs import compose_delta, per_epoch_delta
+    from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
+    from dpbounds.planner import Plan, PlanPoint, plan
+    from dpbounds.tradeoff import (
+        edgeworth_status,
+        f0delta_compose,
+        f0delta_tradeoff,
+        gaussian_compose,
+        gaussian_f0delta_tradeoff,
+        gaussian_max_gap,
+        gaussian_tradeoff,
+        gdp_delta,
+        gdp_epsilon,
+        gdp_mu_poisson,
+        gdp_mu_poisson_drs,
+        gdp_mu_random_allocation,
+        multi_epoch_tradeoff,
+        sep,
+        sep_gaussian,
+        tradeoff_clt,
+        tradeoff_clt_slope,
+        tradeoff_edgeworth,
+        tradeoff_lower_bound,
+    )
 
 __version__ = "0.1.0"
 
@@ -133,5 +179,19 @@ __all__ = [
     "ufuncs",
 ]
 
-# Earlier names that broke the one naming rule keep working, with a DeprecationWarning.
-__getattr__ = _renamed_getattr("dpbounds", globals(), tuple(_RENAMED))
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (see ``_LAZY``)."""
+    spec = _LAZY.get(name)
+    if spec is not None:
+        module, attr = spec
+        value = importlib.import_module(module)
+        if attr is not None:
+            value = getattr(value, attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpbounds' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

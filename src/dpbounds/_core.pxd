@@ -89,6 +89,7 @@ cdef extern from "dpb_vecmath.h" nogil:
     int dpb_vecmath_is_native()
 
 cdef extern from "dpb_tradeoff.h" nogil:
+    double DPB_CLT_SIGMA_MIN
     double dpb_gaussian_tradeoff(double a, double mu)
     double dpb_f0delta_tradeoff(double a, double delta)
     double dpb_gaussian_f0delta_tradeoff(double a, double mu, double delta)
@@ -168,6 +169,7 @@ cdef extern from "dpb_rdp_poisson.h" nogil:
     enum:
         DPB_POISSON_EXACT
         DPB_POISSON_COMPAT
+    double DPB_RDP_QUAD_MAX_NODES
     double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
     double dpb_rdp_poisson_quad_log(double alpha, double sigma, double q)
     double dpb_rdp_poisson_negseries_log(double alpha, double sigma, double q)
@@ -178,3 +180,9 @@ cdef extern from "dpb_rdp_convert.h" nogil:
         DPB_CONV_IMPROVED
     double dpb_rdp_eps_objective(double alpha, double rdp, double delta, int conversion)
     double dpb_rdp_logdelta_objective(double alpha, double rdp, double eps, int conversion)
+
+cdef extern from "dpb_rdp_outward.h" nogil:
+    double dpb_rdp_eps_up(double alpha, double rdp, double delta, int conversion)
+    double dpb_rdp_logdelta_up(double alpha, double rdp, double eps, int conversion)
+    double dpb_rdp_delta_up(double alpha, double rdp, double eps, int conversion)
+    double dpb_rdp_exp_up(double x)

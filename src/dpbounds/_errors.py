@@ -3,6 +3,8 @@
 * :class:`DPBoundsError` -- the one error type (a ``ValueError``, so ``except ValueError``
   keeps working): bad arguments, and results that cannot be certified.
 * :class:`PrecisionWarning` -- the one warning class: a valid result less precise than asked.
+* :func:`warn` -- how the package issues every warning: attributed to the caller's line, the
+  first frame outside dpbounds (never to a line inside the package).
 * :data:`STATUS_BITS` -- the meaning of every bit a compiled status output can set.  The C
   core reads the same table (``csrc/dpb_status.h`` is generated from it by
   ``tools/gen_ufuncs.py``), so a bit means one thing everywhere; :func:`status_reasons`
@@ -11,12 +13,18 @@
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import warnings
 from dataclasses import dataclass
-from typing import Any
+from types import FrameType
+from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["DPBoundsError", "PrecisionWarning", "Status", "STATUS_BITS", "status_reasons", "describe_status"]
+__all__ = ["DPBoundsError", "PrecisionWarning", "NoAnswer", "Status", "STATUS_BITS", "status_reasons", "describe_status",
+           "warn", "numpy_warnings_at_caller"]
 
 
 class DPBoundsError(ValueError):
@@ -29,6 +37,16 @@ class DPBoundsError(ValueError):
 
 
 DPBoundsError.__module__ = "dpbounds"  # tracebacks show the public name, dpbounds.DPBoundsError
+
+
+class NoAnswer(DPBoundsError):
+    """The arguments are valid, but the question has no answer at them (a :class:`DPBoundsError`).
+
+    No noise multiplier up to the accountant's largest meets the target epsilon (the message
+    says the best epsilon reached), not even one epoch does, Theorem 3.1 does not apply at the
+    (sigma, M) asked about, ...  The command line exits with status 1 for it (no answer), not 2
+    (bad input).
+    """
 
 
 class PrecisionWarning(UserWarning):
@@ -76,3 +94,63 @@ def describe_status(status: Any) -> str:
         return ""
     parts = [f"{s.reason} ({int(np.count_nonzero(st & s.bit))})" for s in STATUS_BITS if (st & s.bit).any()]
     return f"{bad} of {st.size} elements: " + "; ".join(parts)
+
+
+#: Every module of the package has a ``co_filename`` under this folder (the same import path
+#: produced both strings, so a plain prefix test is exact).
+_PACKAGE_PREFIX = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_PREFIX_RAW = os.path.dirname(__file__) + os.sep
+
+
+def _inside_package(frame: FrameType) -> bool:
+    name = frame.f_code.co_filename
+    return name.startswith(_PACKAGE_PREFIX) or name.startswith(_PACKAGE_PREFIX_RAW)
+
+
+def _internal_importlib(frame: FrameType) -> bool:
+    # the frames the warnings machinery itself skips when it counts stacklevel
+    name = frame.f_code.co_filename
+    return "importlib" in name and "_bootstrap" in name
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Issue ``message`` as a ``category`` warning attributed to the caller's line.
+
+    The line shown (and matched by ``warnings.filterwarnings(module=...)``) is that of the
+    first frame outside the dpbounds package, however deep in the package the warning arises,
+    so a user sees where *their* code asked for the result.  The ``stacklevel`` is counted as
+    the warnings machinery counts it (importlib's internal frames are skipped), so the same
+    frame is found on every Python version.  When no frame outside the package exists (the
+    command line run as ``python -m dpbounds``) the outermost frame is used.
+    """
+    frame: FrameType | None = sys._getframe(1)   # the caller of warn(), inside the package
+    level = 1
+    while frame is not None and _inside_package(frame):
+        frame = frame.f_back
+        while frame is not None and _internal_importlib(frame):
+            frame = frame.f_back
+        level += 1
+    if frame is None:
+        level -= 1   # every frame is the package's: the outermost one
+    warnings.warn(message, category, stacklevel=level + 1)   # + 1: this function's own frame
+
+
+def _numpy_callback(name: str) -> Any:
+    def callback(kind: str, flag: int) -> None:
+        warn(f"{kind} encountered in {name}", RuntimeWarning)
+    return callback
+
+
+@contextlib.contextmanager
+def numpy_warnings_at_caller(name: str) -> Iterator[None]:
+    """numpy's floating-point warnings ("overflow encountered in ...") raised inside the block are
+    issued by :func:`warn`, at the caller's line, instead of at the package line that called the
+    ufunc.  Every other floating-point policy the caller set with ``np.errstate`` (ignore, raise,
+    print, log, call) is kept as it is."""
+    current = np.geterr()
+    if "warn" not in current.values() or "call" in current.values():
+        yield   # nothing to redirect, or the caller's own callback is in charge
+        return
+    modes: dict[str, Any] = {k: ("call" if v == "warn" else v) for k, v in current.items()}
+    with np.errstate(call=_numpy_callback(name), **modes):
+        yield

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 from dpbounds._errors import PrecisionWarning
+from dpbounds._errors import warn as issue_warning
 
 __all__ = ["PrivacyBracket"]
 
@@ -64,9 +64,8 @@ class PrivacyBracket(tuple[float, float]):
                     f"wider than the tolerance {tolerance:g}")
         self.note = "" if self.tolerance_met else note
         if warn and not self.tolerance_met:
-            warnings.warn(f"{quantity}({'delta' if quantity == 'epsilon' else 'epsilon'}={at:g}) "
-                          f"in [{self.lower:.6g}, {self.upper:.6g}]: {self.note}",
-                          PrecisionWarning, stacklevel=3)
+            issue_warning(f"{quantity}({'delta' if quantity == 'epsilon' else 'epsilon'}={at:g}) "
+                 f"in [{self.lower:.6g}, {self.upper:.6g}]: {self.note}", PrecisionWarning)
         return self
 
     @property

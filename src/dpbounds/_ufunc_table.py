@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from dpbounds._errors import STATUS_BITS
-from dpbounds._validation import Constraint
+from dpbounds._validation import CLT_SIGMA_MIN, Constraint
 
 __all__ = [
-    "Arg", "Accuracy", "UfuncSpec", "UFUNCS", "STATUS_BITS", "CONSTANTS",
+    "Arg", "Accuracy", "UfuncSpec", "UFUNCS", "STATUS_BITS", "CONSTANTS", "DEFINED_HERE", "KERNEL_CHOICES",
     "by_name", "choice_suffix", "stem",
 ]
 
@@ -46,6 +46,9 @@ class Arg:
     constraint: Constraint
     c_type: str = "double"   # the C parameter type
     nan_means: str = ""      # a documented meaning of NaN for this argument ("" = NaN propagates)
+    # a stricter rule the validated Python function enforces, where the ufunc still answers some
+    # points beyond it (an exact endpoint) and NaN at the others (None: the constraint itself)
+    validated: Optional[Constraint] = None
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Accuracy:
     """An accuracy claim: ``bound`` in ``unit`` ("ulp", "relative", "absolute") on ``regime``.
 
     ``test`` is the ``file::function`` that checks the claim against an independent
-    high-precision evaluation; ``tests/test_ufunc_table.py`` verifies that it exists.
+    high-precision evaluation; ``tests/test_generated.py`` verifies that it exists.
     """
 
     unit: str
@@ -91,10 +94,30 @@ class UfuncSpec:
         return self.name.startswith("_")
 
 
-#: Named constants of the C core exported by :mod:`dpbounds.ufuncs` (Python name -> C macro).
+#: Every number the C core and Python share, exported by :mod:`dpbounds.ufuncs` (Python name ->
+#: C macro): Python reads these, never a copy.  Each is defined once: in its C header, or, for
+#: the limits of the validation vocabulary (which must be known before anything is compiled),
+#: in :mod:`dpbounds._validation`, from where ``tools/gen_ufuncs.py`` writes it into
+#: ``csrc/dpb_domain.h`` (:data:`DEFINED_HERE`).  tests/test_shared_constants.py checks both.
 CONSTANTS: tuple[tuple[str, str, str], ...] = (
     ("BERRY_ESSEEN_CONSTANT", "DPB_BE_CONSTANT", "Berry-Esseen constant B of Theorem 3.1 (Shevtsova)."),
     ("ROUNDS_MAX", "DPB_ROUNDS_MAX", "Largest number of rounds searched, 2**53."),
+    ("CLT_SIGMA_MIN", "DPB_CLT_SIGMA_MIN",
+     "Smallest sigma at which the central-limit trade-off integral answers (below, its quadrature loses accuracy)."),
+    ("RDP_ALPHA_MAX", "DPB_RDP_ALPHA_MAX", "Largest RDP order the kernels evaluate (above it they give NaN)."),
+    ("RDP_QUAD_MAX_NODES", "DPB_RDP_QUAD_MAX_NODES",
+     "Most quadrature nodes of one real-order evaluation of the Poisson-subsampled Gaussian (beyond: NaN)."),
+)
+
+#: The C macros of :data:`CONSTANTS` whose value is defined in Python (C macro -> value).
+DEFINED_HERE: dict[str, float] = {"DPB_CLT_SIGMA_MIN": CLT_SIGMA_MIN}
+
+#: The C enums the hand-written kernels (:mod:`dpbounds._kernels`) take by value, as the choices
+#: a Python function offers: (Python name, meaning, ((choice, C constant), ...)).  Exported by
+#: :mod:`dpbounds.ufuncs` as ``(choice, value)`` pairs read from C.
+KERNEL_CHOICES: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("WOR_BOUNDS", "The variants of the Renyi-DP bound for subsampling without replacement (bound=...).",
+     (("theorem9", "DPB_WOR_THEOREM9"), ("improved", "DPB_WOR_IMPROVED"), ("lower", "DPB_WOR_LOWER"))),
 )
 
 _T31 = "tests/test_theorem31.py::test_delta_min_and_terms_accuracy"
@@ -108,9 +131,13 @@ SIGMA = Arg("sigma", C.FINITE_POSITIVE)
 SIGMA_LN = Arg("sigma", C.POSITIVE)
 ROUNDS = Arg("rounds", C.INTEGER_GE_3)
 ROUNDS2 = Arg("rounds", C.INTEGER_GE_2)   # the central-limit curves need M - 1 >= 1
+# the central-limit curves answer at the endpoints a = 0, 1 for every sigma > 0, elsewhere only
+# from CLT_SIGMA_MIN on; the validated functions refuse any sigma below it
+SIGMA_CLT = Arg("sigma", C.FINITE_POSITIVE, validated=C.CLT_SIGMA)
 A = Arg("a", C.CLOSED_UNIT)
 
 _COEF = (("simplified", "DPB_COEF_SIMPLIFIED"), ("exact", "DPB_COEF_EXACT"))
+_CONV = (("classic", "DPB_CONV_CLASSIC"), ("improved", "DPB_CONV_IMPROVED"))
 
 
 UFUNCS: tuple[UfuncSpec, ...] = tuple([
@@ -244,22 +271,22 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
               "max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2).", (1.0, 0.01),
               accuracy=Accuracy("ulp", 4, "mu in [0, 60], delta in [0, 1]", "tests/test_tradeoff.py::test_max_gap_vs_mpmath"),
               python="dpbounds.gaussian_max_gap", group="tradeoff"),
-    UfuncSpec("tradeoff_clt", "dpb_tradeoff_clt", (A, SIGMA, ROUNDS2),
+    UfuncSpec("tradeoff_clt", "dpb_tradeoff_clt", (A, SIGMA_CLT, ROUNDS2),
               "Central-limit trade-off integral of random allocation (untruncated); an approximation. "
-              "NaN for sigma < 0.03, where its quadrature loses accuracy.",
+              f"NaN for sigma < {CLT_SIGMA_MIN}, where its quadrature loses accuracy.",
               (0.1, 1.0, 1000.0), fixed=("0",), choices=(("truncated", "false"),),
               accuracy=Accuracy("absolute", 1e-14, "a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15]",
                                 "tests/test_tradeoff.py::test_clt_vs_mpmath"),
               python="dpbounds.tradeoff_clt", group="tradeoff"),
-    UfuncSpec("tradeoff_clt_truncated", "dpb_tradeoff_clt", (A, SIGMA, ROUNDS2),
+    UfuncSpec("tradeoff_clt_truncated", "dpb_tradeoff_clt", (A, SIGMA_CLT, ROUNDS2),
               "Central-limit trade-off integral truncated at z_max; an approximation. "
-              "NaN for sigma < 0.03, where its quadrature loses accuracy.",
+              f"NaN for sigma < {CLT_SIGMA_MIN}, where its quadrature loses accuracy.",
               (0.1, 1.0, 1000.0), fixed=("1",), choices=(("truncated", "true"),),
               accuracy=Accuracy("absolute", 1e-14, "a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15]",
                                 "tests/test_tradeoff.py::test_clt_truncated_vs_mpmath"),
               python="dpbounds.tradeoff_clt", group="tradeoff"),
-    UfuncSpec("tradeoff_clt_slope", "dpb_tradeoff_clt_slope", (A, SIGMA, ROUNDS2),
-              "Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < 0.03, "
+    UfuncSpec("tradeoff_clt_slope", "dpb_tradeoff_clt_slope", (A, SIGMA_CLT, ROUNDS2),
+              f"Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < {CLT_SIGMA_MIN}, "
               "where its quadrature loses accuracy.", (0.1, 1.0, 1000.0),
               accuracy=Accuracy("relative", 1e-12, "a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15]",
                                 "tests/test_tradeoff.py::test_clt_slope_vs_mpmath"),
@@ -380,6 +407,28 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
           ("classic", "DPB_CONV_CLASSIC", "(alpha - 1)(rdp - eps), clipped at 0: the classic log delta at one order."),
           ("improved", "DPB_CONV_IMPROVED", "The improved log delta at one order (with the total-variation "
                                             "shortcut), clipped at 0."))],
+    # the conversions rounded towards the safe side (csrc/dpb_rdp_outward.h): what the validated
+    # conversions and the accountant evaluate
+    *[UfuncSpec(f"_rdp_eps_up_{v}", "dpb_rdp_eps_up",
+                (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("delta", C.OPEN_UNIT)),
+                f"The {v} RDP -> (eps, delta) objective at one order, never below its exact value and at "
+                "most 8 ulp of its largest term above (the objective dpbounds.rdp.epsilon minimises; "
+                "measured there).", (8.0, 0.5, 1e-5), fixed=(m,), choices=(("conversion", v),), group="rdp")
+      for v, m in _CONV],
+    *[UfuncSpec(f"_rdp_logdelta_up_{v}", "dpb_rdp_logdelta_up",
+                (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("eps", C.NONNEGATIVE)),
+                f"The {v} log delta at one order (clipped at 0), never below its exact value and at most "
+                "8 ulp of its largest term above (the objective dpbounds.rdp.delta minimises; measured "
+                "there).", (8.0, 0.5, 1.0), fixed=(m,), choices=(("conversion", v),), group="rdp")
+      for v, m in _CONV],
+    *[UfuncSpec(f"_rdp_delta_up_{v}", "dpb_rdp_delta_up",
+                (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("eps", C.NONNEGATIVE)),
+                f"The {v} delta at one order, never below its exact value (0 only where that is 0).",
+                (8.0, 0.5, 1.0), fixed=(m,), choices=(("conversion", v),), group="rdp")
+      for v, m in _CONV],
+    UfuncSpec("_rdp_exp_up", "dpb_rdp_exp_up", (Arg("x", C.ANY),),
+              "exp(x), never below the exact exponential (0 only at x = -inf), at most 1 for x <= 0.", (-1.0,),
+              group="rdp"),
     UfuncSpec("rdp_interp", "dpb_rdp_interp",
               (Arg("alpha", C.ORDER), Arg("eps_floor", C.NONNEGATIVE), Arg("eps_ceil", C.NONNEGATIVE)),
               "Interpolation of the cumulant generating function between floor(alpha) and ceil(alpha) "

@@ -4,10 +4,21 @@ import numpy as np
 
 BERRY_ESSEEN_CONSTANT: float
 ROUNDS_MAX: float
+CLT_SIGMA_MIN: float
+RDP_ALPHA_MAX: float
+RDP_QUAD_MAX_NODES: float
+WOR_BOUNDS: tuple[tuple[str, int], ...]
 STATUS_BITS: tuple[tuple[str, int, str], ...]
 
 _delta_bound_checked_exact: np.ufunc
 _delta_bound_checked_simplified: np.ufunc
+_rdp_delta_up_classic: np.ufunc
+_rdp_delta_up_improved: np.ufunc
+_rdp_eps_up_classic: np.ufunc
+_rdp_eps_up_improved: np.ufunc
+_rdp_exp_up: np.ufunc
+_rdp_logdelta_up_classic: np.ufunc
+_rdp_logdelta_up_improved: np.ufunc
 coef_exact: np.ufunc
 coef_simplified: np.ufunc
 compose_delta: np.ufunc

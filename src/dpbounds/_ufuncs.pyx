@@ -43,6 +43,14 @@ cnp.import_ufunc()
 BERRY_ESSEEN_CONSTANT = DPB_BE_CONSTANT
 #: Largest number of rounds searched, 2**53.
 ROUNDS_MAX = DPB_ROUNDS_MAX
+#: Smallest sigma at which the central-limit trade-off integral answers (below, its quadrature loses accuracy).
+CLT_SIGMA_MIN = DPB_CLT_SIGMA_MIN
+#: Largest RDP order the kernels evaluate (above it they give NaN).
+RDP_ALPHA_MAX = DPB_RDP_ALPHA_MAX
+#: Most quadrature nodes of one real-order evaluation of the Poisson-subsampled Gaussian (beyond: NaN).
+RDP_QUAD_MAX_NODES = DPB_RDP_QUAD_MAX_NODES
+#: The variants of the Renyi-DP bound for subsampling without replacement (bound=...).  (choice, C value) pairs.
+WOR_BOUNDS = (('theorem9', DPB_WOR_THEOREM9), ('improved', DPB_WOR_IMPROVED), ('lower', DPB_WOR_LOWER))
 
 #: (name, bit, reason) of every status bit the kernels can set.
 STATUS_BITS = (
@@ -1639,6 +1647,212 @@ cdef void _loop_rdp_logdelta_objective_improved(char **args, cnp.npy_intp *dims,
         if i < n and dpb_watch_stop(&w):
             return
 
+cdef void _loop__rdp_eps_up_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreater(x2, 0.0) and isless(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_eps_up(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_eps_up_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreater(x2, 0.0) and isless(x2, 1.0)):
+                (<double *>p3)[0] = dpb_rdp_eps_up(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_logdelta_up_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_logdelta_up(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_logdelta_up_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_logdelta_up(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_delta_up_classic(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_delta_up(x0, x1, x2, DPB_CONV_CLASSIC)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_delta_up_improved(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef char *p2 = args[2]
+    cdef char *p3 = args[3]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef cnp.npy_intp s2 = steps[2]
+    cdef cnp.npy_intp s3 = steps[3]
+    cdef double x0, x1, x2
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            x1 = (<double *>p1)[0]
+            x2 = (<double *>p2)[0]
+            if (isgreaterequal(x0, 1.0)) and (isgreaterequal(x1, 0.0)) and (isgreaterequal(x2, 0.0)):
+                (<double *>p3)[0] = dpb_rdp_delta_up(x0, x1, x2, DPB_CONV_IMPROVED)
+            else:
+                (<double *>p3)[0] = NAN
+            p0 += s0
+            p1 += s1
+            p2 += s2
+            p3 += s3
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
+cdef void _loop__rdp_exp_up(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
+    cdef cnp.npy_intp i = 0, end, n = dims[0]
+    cdef char *p0 = args[0]
+    cdef char *p1 = args[1]
+    cdef cnp.npy_intp s0 = steps[0]
+    cdef cnp.npy_intp s1 = steps[1]
+    cdef double x0
+    cdef dpb_watch w
+    dpb_watch_start(&w)
+    while i < n:
+        end = dpb_watch_block_end(&w, i, n)
+        while i < end:
+            x0 = (<double *>p0)[0]
+            (<double *>p1)[0] = dpb_rdp_exp_up(x0)
+            p0 += s0
+            p1 += s1
+            i += 1
+        if i < n and dpb_watch_stop(&w):
+            return
+
 cdef void _loop_rdp_interp(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps, void *data) noexcept nogil:
     cdef cnp.npy_intp i = 0, end, n = dims[0]
     cdef char *p0 = args[0]
@@ -1672,9 +1886,9 @@ cdef void _loop_rdp_interp(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 
 
 # Registration: one float64 loop per ufunc (inputs are cast to double by numpy).
-cdef cnp.PyUFuncGenericFunction _funcs[56]
-cdef void *_no_data[56]
-cdef char _types[56][8]
+cdef cnp.PyUFuncGenericFunction _funcs[63]
+cdef void *_no_data[63]
+cdef char _types[63][8]
 _keep = []  # names and docstrings must outlive the ufuncs (numpy keeps the pointers)
 
 cdef object _register(int k, int nin, int nout, tuple types, str name, str doc):
@@ -1778,13 +1992,13 @@ gaussian_max_gap = _register(29, 2, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_
     'max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        mu: >= 0\n        delta: in [0, 1]\n    Accuracy: <= 4 ulp (relative) for mu in [0, 60], delta in [0, 1].\n    Python API: dpbounds.gaussian_max_gap.\n    C function: dpb_gaussian_max_gap.\n    ')
 _funcs[30] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt
 tradeoff_clt = _register(30, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt',
-    'Central-limit trade-off integral of random allocation (untruncated); an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
+    'Central-limit trade-off integral of random allocation (untruncated); an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0 (the Python API: >= 0.03 and finite (below, the central-limit quadrature loses accuracy))\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
 _funcs[31] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt_truncated
 tradeoff_clt_truncated = _register(31, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt_truncated',
-    'Central-limit trade-off integral truncated at z_max; an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
+    'Central-limit trade-off integral truncated at z_max; an approximation. NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0 (the Python API: >= 0.03 and finite (below, the central-limit quadrature loses accuracy))\n        rounds: an integer >= 2\n    Accuracy: <= 1e-14 absolute error for a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt.\n    C function: dpb_tradeoff_clt.\n    ')
 _funcs[32] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_clt_slope
 tradeoff_clt_slope = _register(32, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_clt_slope',
-    "Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 2\n    Accuracy: <= 1e-12 relative error for a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt_slope.\n    C function: dpb_tradeoff_clt_slope.\n    ")
+    "Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < 0.03, where its quadrature loses accuracy.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0 (the Python API: >= 0.03 and finite (below, the central-limit quadrature loses accuracy))\n        rounds: an integer >= 2\n    Accuracy: <= 1e-12 relative error for a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15].\n    Python API: dpbounds.tradeoff_clt_slope.\n    C function: dpb_tradeoff_clt_slope.\n    ")
 _funcs[33] = <cnp.PyUFuncGenericFunction>_loop_tradeoff_edgeworth
 tradeoff_edgeworth = _register(33, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'tradeoff_edgeworth',
     'Edgeworth-corrected trade-off integral; an approximation, NaN where p_M is not invertible (see edgeworth_status).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        a: in [0, 1]\n        sigma: finite and > 0\n        rounds: an integer >= 3\n    Accuracy: <= 1e-13 absolute error for c_M = gamma1/(6 sqrt M) <= 2.2.\n    Python API: dpbounds.tradeoff_edgeworth.\n    C function: dpb_tradeoff_edgeworth.\n    ')
@@ -1851,8 +2065,29 @@ rdp_logdelta_objective_classic = _register(53, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DO
 _funcs[54] = <cnp.PyUFuncGenericFunction>_loop_rdp_logdelta_objective_improved
 rdp_logdelta_objective_improved = _register(54, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_logdelta_objective_improved',
     'The improved log delta at one order (with the total-variation shortcut), clipped at 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    Accuracy: <= 4 ulp (relative) for alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; ulp of the largest term.\n    C function: dpb_rdp_logdelta_objective.\n    ')
-_funcs[55] = <cnp.PyUFuncGenericFunction>_loop_rdp_interp
-rdp_interp = _register(55, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_interp',
+_funcs[55] = <cnp.PyUFuncGenericFunction>_loop__rdp_eps_up_classic
+_rdp_eps_up_classic = _register(55, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_eps_up_classic',
+    'The classic RDP -> (eps, delta) objective at one order, never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.epsilon minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        delta: in the open interval (0, 1)\n    C function: dpb_rdp_eps_up.\n    ')
+_funcs[56] = <cnp.PyUFuncGenericFunction>_loop__rdp_eps_up_improved
+_rdp_eps_up_improved = _register(56, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_eps_up_improved',
+    'The improved RDP -> (eps, delta) objective at one order, never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.epsilon minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        delta: in the open interval (0, 1)\n    C function: dpb_rdp_eps_up.\n    ')
+_funcs[57] = <cnp.PyUFuncGenericFunction>_loop__rdp_logdelta_up_classic
+_rdp_logdelta_up_classic = _register(57, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_logdelta_up_classic',
+    'The classic log delta at one order (clipped at 0), never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.delta minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_logdelta_up.\n    ')
+_funcs[58] = <cnp.PyUFuncGenericFunction>_loop__rdp_logdelta_up_improved
+_rdp_logdelta_up_improved = _register(58, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_logdelta_up_improved',
+    'The improved log delta at one order (clipped at 0), never below its exact value and at most 8 ulp of its largest term above (the objective dpbounds.rdp.delta minimises; measured there).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_logdelta_up.\n    ')
+_funcs[59] = <cnp.PyUFuncGenericFunction>_loop__rdp_delta_up_classic
+_rdp_delta_up_classic = _register(59, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_delta_up_classic',
+    'The classic delta at one order, never below its exact value (0 only where that is 0).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_delta_up.\n    ')
+_funcs[60] = <cnp.PyUFuncGenericFunction>_loop__rdp_delta_up_improved
+_rdp_delta_up_improved = _register(60, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_delta_up_improved',
+    'The improved delta at one order, never below its exact value (0 only where that is 0).\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        rdp: >= 0\n        eps: >= 0\n    C function: dpb_rdp_delta_up.\n    ')
+_funcs[61] = <cnp.PyUFuncGenericFunction>_loop__rdp_exp_up
+_rdp_exp_up = _register(61, 1, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), '_rdp_exp_up',
+    'exp(x), never below the exact exponential (0 only at x = -inf), at most 1 for x <= 0.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        x: any real number or NaN\n    C function: dpb_rdp_exp_up.\n    ')
+_funcs[62] = <cnp.PyUFuncGenericFunction>_loop_rdp_interp
+rdp_interp = _register(62, 3, 1, (cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE, cnp.NPY_DOUBLE,), 'rdp_interp',
     'Interpolation of the cumulant generating function between floor(alpha) and ceil(alpha) (Corollary 10 of the subsampling-without-replacement analysis); alpha <= 2 gives eps_ceil.\n\n    Arguments (raw ufunc: a value outside its domain gives NaN, never an error):\n        alpha: >= 1 (inf allowed)\n        eps_floor: >= 0\n        eps_ceil: >= 0\n    C function: dpb_rdp_interp.\n    ')
 
 # Theorem 3.1 loops: dpb_t31_eval_n evaluates two points at a time (2-wide vector

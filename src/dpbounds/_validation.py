@@ -45,6 +45,12 @@ def _finite(x: FArr) -> Any:
     return np.isfinite(x)
 
 
+#: Smallest sigma at which the central-limit trade-off integral and its slope answer: below it
+#: their quadrature loses accuracy.  The C core reads this value (tools/gen_ufuncs.py writes it
+#: into csrc/dpb_domain.h as DPB_CLT_SIGMA_MIN); tests/test_shared_constants.py checks they agree.
+CLT_SIGMA_MIN = 0.03
+
+
 class Constraint(enum.Enum):
     """The rules an argument can be declared to obey: ``(text, predicate)``.
 
@@ -67,6 +73,8 @@ class Constraint(enum.Enum):
     INTEGER_GE_1 = ("an integer >= 1", lambda x: _finite(x) & (x >= 1) & (x == np.floor(x)))
     INTEGER_GE_2 = ("an integer >= 2", lambda x: _finite(x) & (x >= 2) & (x == np.floor(x)))
     INTEGER_GE_3 = ("an integer >= 3", lambda x: _finite(x) & (x >= 3) & (x == np.floor(x)))
+    CLT_SIGMA = (f">= {CLT_SIGMA_MIN} and finite (below, the central-limit quadrature loses accuracy)",
+                 lambda x: (x >= CLT_SIGMA_MIN) & _finite(x))
 
     @property
     def text(self) -> str:
@@ -79,23 +87,37 @@ class Constraint(enum.Enum):
         return np.asarray(pred(arr), dtype=bool)
 
 
+def _is_bool(e: Any) -> bool:
+    return isinstance(e, (bool, np.bool_))
+
+
 def as_float_array(name: str, value: Any, expected: str = "a real number or array of real numbers") -> FArr:
     """``value`` as a float64 array; ``DPBoundsError`` naming ``name`` if it is not numeric.
 
     Not numeric: strings and bytes (numpy would parse ``"1.5"``), ``None`` (numpy would read it
     as NaN), complex numbers (numpy would drop the imaginary part with only a ComplexWarning),
-    and integers beyond the double range (``10**400``, numpy's OverflowError).  ``expected`` is
-    what the message says the parameter must be.
+    integers beyond the double range (``10**400``, numpy's OverflowError), and bools (``True``
+    passed as a noise multiplier or a count is a bug, not the number 1; numpy would read it as
+    1).  A masked array is refused too: numpy would compute at its masked elements as if they
+    were data, so the caller passes ``np.ma.filled(x, value)`` or ``x.compressed()``, whichever
+    they mean.  ``expected`` is what the message says the parameter must be.
     """
+    if isinstance(value, np.ma.MaskedArray):
+        raise DPBoundsError(f"{name} must be {expected}, got a masked array (masked arrays are refused: pass "
+                            "np.ma.filled(x, fill) or x.compressed(), whichever is meant)")
     try:
         raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if raw.dtype.kind == "b" or (raw.dtype.kind == "O" and any(_is_bool(e) for e in raw.ravel().tolist())):
+            raise DPBoundsError(f"{name} must be {expected}, got {value!r} (a bool is not read as 0 or 1)")
         if raw.dtype.kind == "O":
             if not all(isinstance(e, numbers.Real) for e in raw.ravel().tolist()):
                 raise TypeError
-        elif raw.dtype.kind not in "biuf":
+        elif raw.dtype.kind not in "iuf":
             raise TypeError
         arr = np.asarray(raw, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, DPBoundsError):
+            raise
         raise DPBoundsError(f"{name} must be {expected}, got {value!r}") from None
     return arr
 
@@ -173,9 +195,12 @@ def single(name: str, value: Any, rule: str) -> Any:
     included (an array where the function describes one mechanism, one query or one size is a
     bug, and numpy would otherwise raise its own ``TypeError`` or silently broadcast), and a
     ``bool`` (``True`` passed as a rate or a count is a bug, not the number 1; numpy's reading
-    of bools as integers is kept only by the element-wise array functions).  ``rule`` is the
-    parameter's rule, quoted when a bool is refused.
+    of bools as integers is kept only by the raw ufuncs of :mod:`dpbounds.ufuncs`), and a masked
+    array (its mask would be ignored).  ``rule`` is the parameter's rule, quoted when a bool is
+    refused.
     """
+    if isinstance(value, np.ma.MaskedArray) or value is np.ma.masked:
+        raise DPBoundsError(f"{name} must be a single number, got a masked array")
     v = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
     if isinstance(v, (bool, np.bool_)):
         raise DPBoundsError(f"{name} must be {rule}, got {value!r}")

@@ -19,7 +19,11 @@ from numpy.typing import ArrayLike, NDArray
 from dpbounds import _ufuncs as _core
 from dpbounds import _ufuncs as _uf  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._errors import DPBoundsError
-from dpbounds._validation import as_float_array, check, check_closed_unit, scalar_or_array
+from dpbounds._validation import as_float_array, check, check_closed_unit, check_count, scalar_or_array
+
+#: Most uniform points :meth:`TradeoffCurve.from_function` samples (512 MiB per float64 array);
+#: a larger ``n`` is refused by name before anything is allocated.
+MAX_POINTS = 2 ** 26
 
 __all__ = ["TradeoffCurve"]
 
@@ -113,8 +117,10 @@ class TradeoffCurve:
         cls, func: Callable[[NDArray[np.float64]], ArrayLike], grid: ArrayLike | None = None, n: int = 2001
     ) -> "TradeoffCurve":
         """Sample a vectorised trade-off function on ``grid`` (default: ``n`` uniform
-        points plus log-spaced points towards 0 and 1)."""
+        points plus log-spaced points towards 0 and 1; ``n`` is an integer in [2, 2^26], the
+        vertices of one curve in memory, 512 MiB per array at the cap)."""
         if grid is None:
+            n = check_count("n", n, minimum=2, maximum=MAX_POINTS)
             tail = np.logspace(-15, -3, 60)
             g = np.unique(np.concatenate([np.linspace(0.0, 1.0, n), tail, 1.0 - tail]))
         else:

@@ -25,7 +25,7 @@ from dpbounds import (
     _kernels,  # type: ignore[attr-defined, unused-ignore]
     _ufuncs,  # type: ignore[attr-defined, unused-ignore]
 )
-from dpbounds._errors import DPBoundsError
+from dpbounds._errors import DPBoundsError, numpy_warnings_at_caller
 from dpbounds._validation import Constraint, as_float_array, check_choice, check_constraint, check_scalar
 
 __all__ = ["delta_bound_outer", "min_dataset_size_outer", "rounds_required_outer"]
@@ -33,6 +33,33 @@ __all__ = ["delta_bound_outer", "min_dataset_size_outer", "rounds_required_outer
 FArr = NDArray[np.float64]
 _COEFFICIENTS = ("exact", "simplified")
 _VALIDITY_AT = ("delta_min", "target")
+
+
+# ---- the tile kernels, unvalidated: shared by the public functions below and by dpbounds.sweep
+# (which marks the axis values that break a constraint itself).  The axes are 1-D C-contiguous
+# float64 arrays, ``out`` a C-contiguous float64 array of shape (len(sigma), len(other axis));
+# the values follow the ufuncs' NaN conventions and equal them bit for bit (tests/test_outer.py).
+def delta_bound_tiles(sigma: FArr, rounds: FArr, coefficient: str, out: FArr,
+                      status: NDArray[np.int8] | None = None) -> FArr:
+    """``delta_bound_<coefficient>`` on the grid into ``out``; with ``status`` (int8, the grid's
+    shape), the checked kernel (``_delta_bound_checked_<coefficient>``) and its status bits."""
+    _kernels.outer_delta_bound(sigma, rounds, coefficient, status is not None, out, status)
+    return out
+
+
+def rounds_required_tiles(sigma: FArr, delta: FArr, coefficient: str, at_target: bool, epochs: float,
+                          out: FArr) -> FArr:
+    """``rounds_required_<coefficient>[_at_target]`` of the per-epoch target of each total
+    ``delta`` over ``epochs`` epochs (``per_epoch_delta``, once per column) on the grid into ``out``."""
+    d = np.ascontiguousarray(_ufuncs.per_epoch_delta(delta, epochs), dtype=np.float64)
+    _kernels.outer_rounds_required(sigma, d, coefficient, at_target, out)
+    return out
+
+
+def min_dataset_size_tiles(sigma: FArr, rounds: FArr, clip_norm: float, noise_ratio: float, out: FArr) -> FArr:
+    """``min_dataset_size`` on the grid into ``out`` (an overflow is ``inf``; no FP flag is raised)."""
+    _kernels.outer_min_dataset_size(sigma, rounds, float(clip_norm), float(noise_ratio), out)
+    return out
 
 
 def _axis(name: str, value: Any, constraint: Constraint) -> FArr:
@@ -143,10 +170,9 @@ def delta_bound_outer(sigma: Any, rounds: Any, coefficient: str = "exact", *,
     m = _axis("rounds", rounds, Constraint.INTEGER_GE_3)
     result = _output(out, (s.size, m.size), s, m)
     if not return_status:
-        _kernels.outer_delta_bound(s, m, coefficient, False, result)
-        return result
+        return delta_bound_tiles(s, m, coefficient, result)
     status = np.empty(result.shape, dtype=np.int8)
-    _kernels.outer_delta_bound(s, m, coefficient, True, result, status)
+    delta_bound_tiles(s, m, coefficient, result, status)
     return result, status
 
 
@@ -209,11 +235,9 @@ def rounds_required_outer(sigma: Any, delta: Any, coefficient: Literal["exact", 
     s = _axis("sigma", sigma, Constraint.FINITE_POSITIVE)
     d = _axis("delta", delta, Constraint.OPEN_UNIT)
     e = check_scalar("epochs", epochs, Constraint.INTEGER_GE_1)
-    # the per-epoch target depends on delta only: once per column, the ufunc of rounds_required
-    d = np.ascontiguousarray(_ufuncs.per_epoch_delta(d, e), dtype=np.float64)
     result = _output(out, (s.size, d.size), s, d)
-    _kernels.outer_rounds_required(s, d, coefficient_, at_target, result)
-    return result
+    # the per-epoch target depends on delta only: once per column, the ufunc of rounds_required
+    return rounds_required_tiles(s, d, coefficient_, at_target, e, result)
 
 
 def min_dataset_size_outer(sigma: Any, rounds: Any, clip_norm: float = 1.0, noise_ratio: float = 0.1, *,
@@ -268,7 +292,8 @@ def min_dataset_size_outer(sigma: Any, rounds: Any, clip_norm: float = 1.0, nois
     result = _output(out, (s.size, m.size), s, m)
     if s.size and m.size:
         # N grows with sigma and M, so it overflows somewhere iff at the largest pair: the
-        # ufunc evaluated there warns as the broadcast computation would (numpy's errstate)
-        _ufuncs.min_dataset_size(s.max(), m.max(), cn, nr)
-    _kernels.outer_min_dataset_size(s, m, cn, nr, result)
-    return result
+        # ufunc evaluated there warns as the broadcast computation would (numpy's errstate),
+        # at the caller's line
+        with numpy_warnings_at_caller("min_dataset_size"):
+            _ufuncs.min_dataset_size(s.max(), m.max(), cn, nr)
+    return min_dataset_size_tiles(s, m, cn, nr, result)

@@ -11,6 +11,10 @@ analyses.  This module draws batches from exactly those schemes:
     Poisson subsampling: each example joins each step independently with probability
     ``sample_rate``.  Matches the Poisson accountants (:mod:`dpbounds.rdp`).
 
+How many steps E epochs are -- the one rule every function and command of the package uses:
+:func:`poisson_steps` (floor(E / q), Opacus' ``int(epochs / sample_rate)``; with q = B / N,
+floor(E N / B)) and :func:`random_allocation_steps` (floor(E M), M = N // B steps per epoch).
+
 A shuffled loader with fixed-size batches (one random permutation per epoch cut into
 consecutive batches) is neither: it is a different mechanism, and neither accountant bounds
 its privacy loss ("How Private are DP-SGD Implementations?", Chua, Ghazi, Kamath, Kumar,
@@ -29,7 +33,7 @@ from numpy.typing import NDArray
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 
-__all__ = ["random_allocation", "poisson"]
+__all__ = ["random_allocation", "poisson", "poisson_steps", "random_allocation_steps", "MAX_STEPS"]
 
 #: What ``rng`` accepts: anything :func:`numpy.random.default_rng` takes.
 RNGLike = Union[None, int, np.integer[Any], np.random.SeedSequence, np.random.BitGenerator, np.random.Generator]
@@ -47,6 +51,68 @@ MAX_DATASET_SIZE = 2 ** 27
 # Steps whose batch boundaries are located in one vectorised searchsorted call: bounds the
 # extra memory when rounds is huge (M >> N is legal) while keeping the per-step cost O(1).
 _STEP_BLOCK = 1 << 16
+
+
+#: Most steps a count of epochs may come to: 2^53, the largest count a double still holds exactly.
+MAX_STEPS = 2 ** 53
+
+
+def _whole_steps(x: float, formula: str, epochs: Any) -> int:
+    """floor(x) for a step count x = epochs * steps per epoch, refused by name outside [1, 2^53].
+
+    x is a float quotient or product, so a whole number of steps can come out a few ulp below
+    it (10 epochs / (25 / 2925) = 1169.9999999999998): a value within 4 ulp of a whole number is
+    that number.  Otherwise a step count's fractional part is at least 1 / (E N) relative,
+    far above 4 ulp for every E N < 2^50.
+    """
+    if not x <= MAX_STEPS:   # also inf and nan
+        raise DPBoundsError(f"epochs={epochs!r} makes {x:.4g} steps ({formula}), more than the 2^53 steps a "
+                            "count can hold: give fewer epochs")
+    r = round(x)
+    n = r if abs(x - r) <= 4 * math.ulp(max(r, 1)) else math.floor(x)
+    if n < 1:
+        raise DPBoundsError(f"epochs={epochs!r} makes {x:.4g} steps ({formula}): less than one step")
+    return int(n)
+
+
+def poisson_steps(epochs: float, sample_rate: float) -> int:
+    """Steps of E epochs of Poisson subsampling (or sampling without replacement) at rate q.
+
+    ``floor(epochs / sample_rate)``: Opacus' ``int(epochs / sample_rate)``, except that a
+    quotient within 4 ulp of a whole number counts as that number, so that with q = B / N it is
+    exactly floor(E N / B) (for N = 2925, B = 25, E = 10 that is 1170, where ``int(10 / (25 /
+    2925))`` gives 1169).  For N = 60000, B = 256, E = 10: 2343.  Every command and function
+    of dpbounds that turns epochs into Poisson steps uses this rule.
+
+    Raises
+    ------
+    DPBoundsError
+        If epochs is not finite and > 0, sample_rate not in (0, 1], or the count is below
+        one step or above 2^53 (:data:`MAX_STEPS`).
+    """
+    e = V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
+    q = V.check_rate("sample_rate", sample_rate)
+    return _whole_steps(e / q, f"E / q at the sample rate q = {q:.6g}", epochs)
+
+
+def random_allocation_steps(epochs: float, rounds_per_epoch: int) -> int:
+    """Steps of E epochs of random allocation with M steps per epoch: ``floor(epochs * M)``.
+
+    M is ``dataset_size // batch_size`` from a dataset size N and a target batch size B.  A
+    fractional E ends in a partial epoch of the remaining steps, which the exact accountant
+    accounts as such (:class:`dpbounds.RandomAllocationAccountant` with ``steps=``).  For N =
+    60000, B = 256 (M = 234), E = 10: 2340.  A product within 4 ulp of a whole number counts as
+    that number (as in :func:`poisson_steps`).
+
+    Raises
+    ------
+    DPBoundsError
+        If epochs is not finite and > 0, rounds_per_epoch not an integer >= 1, or the count is
+        below one step or above 2^53.
+    """
+    e = V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
+    m = V.check_count("rounds_per_epoch", rounds_per_epoch, minimum=1)
+    return _whole_steps(e * m, f"E * M with M = {m} steps per epoch", epochs)
 
 
 def _generator(rng: RNGLike) -> np.random.Generator:

@@ -25,12 +25,10 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds._dispatch import call
-from dpbounds._errors import DPBoundsError
-from dpbounds._renamed import renamed_getattr
 from dpbounds._validation import (
     Constraint,
-    as_float_array,
     check_choice,
     check_closed_unit,
     check_constraint,
@@ -204,8 +202,8 @@ def sep(
 
 # ---------------------------------------------------------------- random allocation curves
 
-#: smallest sigma at which the CLT integral answers (DPB_CLT_SIGMA_MIN of the C core)
-CLT_SIGMA_MIN = 0.03
+#: smallest sigma at which the CLT integral and its slope answer (``dpbounds.ufuncs.CLT_SIGMA_MIN``)
+CLT_SIGMA_MIN = float(_ufuncs.CLT_SIGMA_MIN)
 
 
 def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: bool = False) -> Any:
@@ -241,19 +239,15 @@ def tradeoff_clt(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike, truncated: b
     Raises
     ------
     DPBoundsError
-        If an argument is outside its domain, or sigma < 0.03: below it the quadrature
-        loses accuracy (1.7e-10 at sigma = 0.01, 4e-6 at 0.001), so the value is refused
-        (the raw ufuncs ``dpbounds.ufuncs.tradeoff_clt*`` give NaN there).
+        If an argument is outside its domain, or sigma < ``CLT_SIGMA_MIN`` = 0.03: below it the
+        quadrature loses accuracy (1.7e-10 at sigma = 0.01, 4e-6 at 0.001), so the value is
+        refused (the raw ufuncs ``dpbounds.ufuncs.tradeoff_clt*`` give NaN there).
 
     Notes
     -----
     At moderate M this curve is a worse approximation of the true random-allocation
     curve than plain ``G_mu`` (Monte Carlo in docs/tradeoff.md); prefer :func:`tradeoff_edgeworth`.
     """
-    s = as_float_array("sigma", sigma)   # not numeric (or beyond the double range): named here
-    if bool(np.any((s > 0) & (s < CLT_SIGMA_MIN))):
-        raise DPBoundsError(f"sigma must be >= {CLT_SIGMA_MIN} for the CLT trade-off integral "
-                            f"(below, its quadrature loses accuracy); got {float(np.min(s))!r}")
     return call("tradeoff_clt_truncated" if truncated else "tradeoff_clt", a=a, sigma=sigma, rounds=rounds)
 
 
@@ -264,8 +258,8 @@ def tradeoff_clt_slope(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     the ratio ``n(.)/n(x)`` in the exponent so nothing under/overflows; relative error
     <= 1e-12 against mpmath (tested).  ``f'(0) = -inf``, ``f'(1) = 0``.  Useful to check
     convexity (f' non-decreasing) and for symmetrisation (the fixed point has f' = -1).
-    Like :func:`tradeoff_clt`, refused (``DPBoundsError``) for sigma < 0.03, where the
-    same quadrature loses accuracy (relative 3.4e-5 at sigma = 0.001); the raw ufunc
+    Like :func:`tradeoff_clt`, refused (``DPBoundsError``) for sigma < ``CLT_SIGMA_MIN`` = 0.03,
+    where the same quadrature loses accuracy (relative 3.4e-5 at sigma = 0.001); the raw ufunc
     ``dpbounds.ufuncs.tradeoff_clt_slope`` gives NaN there.
 
     Examples
@@ -274,10 +268,6 @@ def tradeoff_clt_slope(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     >>> float(tradeoff_clt_slope(0.5, 1.0, 1000)) < 0
     True
     """
-    s = as_float_array("sigma", sigma)
-    if bool(np.any((s > 0) & (s < CLT_SIGMA_MIN))):
-        raise DPBoundsError(f"sigma must be >= {CLT_SIGMA_MIN} for the CLT trade-off slope "
-                            f"(below, its quadrature loses accuracy); got {float(np.min(s))!r}")
     return call("tradeoff_clt_slope", a=a, sigma=sigma, rounds=rounds)
 
 
@@ -420,8 +410,3 @@ def gdp_mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLik
     <= 1e-14, tested).  Asymptotic, not a bound.  See docs/tradeoff.md.
     """
     return call("gdp_mu_poisson_drs", sigma=sigma, sample_rate=sample_rate, steps=steps)
-
-
-# ---------------------------------------------------------------- deprecated names
-__getattr__ = renamed_getattr("dpbounds.tradeoff", globals(),
-                              ("max_gap_gaussian", "mu_random_allocation", "mu_poisson", "mu_poisson_drs"))

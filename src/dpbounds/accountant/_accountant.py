@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError
+from dpbounds._errors import DPBoundsError, NoAnswer
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
-from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_poisson_limit
+from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_random_allocation
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
-from dpbounds.accountant._history import Run, history_delta, history_epsilon, runs_from_history
+from dpbounds.accountant._history import Run, check_computable, history_delta, history_epsilon, runs_from_history
 from dpbounds.accountant._params import SIGMA_MIN, check_max_lattice, check_sigma_rounds
 from dpbounds.accountant._pld import RandomAllocationPLD
 from dpbounds.accountant._protocol import PrivacyAccountant, rounds_from_rate
@@ -44,8 +44,9 @@ class RandomAllocationAccountant(PrivacyAccountant):
     method : {"exact", "closed_form", "gdp_asymptotic"}
         ``"exact"``: certified numerical brackets.  ``"closed_form"``: Theorem 3.1's delta_min
         composed over epochs (an upper bound on delta, valid only where the theorem applies, else
-        ValueError).  ``"gdp_asymptotic"``: the Poisson-limit Gaussian-DP mu
-        sqrt(E (e^{1/sigma^2} - 1) / M) -- an asymptotic *approximation*, never a bound.
+        ValueError).  ``"gdp_asymptotic"``: the Gaussian-DP mu of Theorem 4.2,
+        sqrt(E (e^{1/sigma^2} - 1) / (M - 1)) (:func:`dpbounds.gdp_mu_random_allocation`, E = steps / M)
+        -- an asymptotic *approximation*, never a bound.
     tolerance : float
         Relative width target of the exact epsilon bracket (default 2e-3).
     max_lattice : int
@@ -119,6 +120,9 @@ class RandomAllocationAccountant(PrivacyAccountant):
         else:
             e = 1 if epochs is None else V.check_count("epochs", epochs, minimum=1)
             n_steps = e * int(m)
+        if self.method == "exact":  # hopeless lengths refused before anything is recorded
+            check_computable(runs_from_history([(s, 1.0 / m, n_steps)]), 0.5,
+                             "steps" if steps is not None else "epochs")
         self._record(s, 1.0 / m, n_steps)
 
     # ---------------------------------------------------------------- protocol
@@ -127,6 +131,18 @@ class RandomAllocationAccountant(PrivacyAccountant):
         m = rounds_from_rate(q)
         check_sigma_rounds(s, m, "noise_multiplier", "rounds_per_epoch")
         return s, 1.0 / m  # the canonical rate of M rounds (grouping compares it exactly)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Resume from :meth:`state_dict` output; an exact accountant refuses a history too long
+        to account (naming ``state['history']``) and keeps its own history then."""
+        old = [list(h) for h in self._history], self._last_raw
+        super().load_state_dict(state)
+        if self.method == "exact" and self._history:
+            try:
+                check_computable(runs_from_history(self.history), 0.5, "state['history']")
+            except DPBoundsError:
+                self._history, self._last_raw = old
+                raise
 
     def _options(self) -> dict[str, object]:
         return {"method": self.method, "tolerance": self.tolerance, "max_lattice": self.max_lattice}
@@ -176,8 +192,9 @@ class RandomAllocationAccountant(PrivacyAccountant):
     def gdp_mu(self) -> float:
         """mu of Gaussian DP.
 
-        ``"gdp_asymptotic"``: sqrt(E (w - 1)/M), the Poisson-limit reading of the asymptotic mu
-        (an approximation, not a bound).
+        ``"gdp_asymptotic"``: sqrt(E (w - 1)/(M - 1)) with E = steps / M, the mu_M sqrt(E) of
+        Theorem 4.2 (:func:`dpbounds.gdp_mu_random_allocation`; an approximation, not a bound).
+        A history with several (sigma, M) adds the runs' mu^2.
         ``"exact"``: the smallest mu such that G_mu <= f_M on the *certified* single-epoch curve
         over a in [1e-10, 1 - 1e-10], composed as mu sqrt(E) (G_mu composes exactly; it is
         symmetric, so f_M^{-1} is covered too).  The single-epoch law gives boxes along the
@@ -217,13 +234,13 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def _gdp_mu_asymptotic(self) -> float:
         runs = self._runs()
-        return math.sqrt(sum(mu_poisson_limit(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
+        return math.sqrt(sum(mu_random_allocation(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
         """Bracket of delta(epsilon) after the recorded steps (exact: certified)."""
         eps = V.check_scalar("epsilon", epsilon, V.Constraint.FINITE_NONNEGATIVE) + 0.0  # -0.0 -> 0.0
         if self.method == "exact":
-            return history_delta(self._runs(), eps, self.tolerance, self.max_lattice)
+            return history_delta(self._runs(), eps, self.tolerance, self.max_lattice)[0]
         if self.method == "gdp_asymptotic":
             d = float(gdp_delta(eps, self._gdp_mu_asymptotic()))
             return PrivacyBracket(d, d, quantity="delta", at=eps, tolerance=self.tolerance,
@@ -238,7 +255,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         s, m, e = self._homogeneous()
         d = float(U.delta_bound_exact(s, m))
         if not math.isfinite(d):
-            raise DPBoundsError(
+            raise NoAnswer(
                 f"Theorem 3.1 does not apply at sigma={s}, rounds={m} "
                 "(condition (2) or M >= 3 / sigma >= sqrt(3/ln M) fails); use method='exact'")
         return float(U.compose_delta(d, float(e)))
@@ -247,7 +264,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         """Bracket of epsilon(delta) after the recorded steps (exact: certified, see PrivacyBracket)."""
         d = V.check_scalar("delta", delta, V.Constraint.OPEN_UNIT)
         if self.method == "exact":
-            return history_epsilon(self._runs(), d, self.tolerance, self.max_lattice)
+            return history_epsilon(self._runs(), d, self.tolerance, self.max_lattice)[0]
         if self.method == "gdp_asymptotic":
             e = float(gdp_epsilon(d, self._gdp_mu_asymptotic()))
             return PrivacyBracket(e, e, quantity="epsilon", at=d, tolerance=self.tolerance,

@@ -100,6 +100,11 @@ def compose(jmin: int, pmf: FArr, E: int, tau: float, max_lattice: int) -> tuple
         outside = 2.0 * tau
     if L > max_lattice:
         raise WindowTooLarge(L)
+    if pmf.size > L:
+        # the single PMF is wider than the window (E = 1, or thin far tails): fold it modulo L
+        # (rfft(pmf, n=L) would drop pmf[L:]); the mass it moves is outside the window and
+        # counted in ``outside`` like the composition's own aliasing
+        pmf = np.asarray(np.bincount(np.arange(pmf.size) % L, weights=pmf, minlength=L), dtype=np.float64)
     f = np.fft.rfft(pmf, n=L)
     f **= E
     g = np.fft.irfft(f, n=L)

@@ -88,6 +88,27 @@ class SingleEpochLaw(abc.ABC):
         of loss span about ``cell_span`` (the law's default if None)."""
         raise NotImplementedError(f"the {self.method} law does not provide loss lattices")
 
+    def x_range(self) -> tuple[float, float]:
+        """(lowest, highest) x = S - M its lattice PMFs place mass from (the window, or the grid)."""
+        raise NotImplementedError(f"the {self.method} law does not provide loss lattices")
+
+    #: loss beyond the top of :meth:`x_range` where mass above the window may be placed (along a
+    #: certified survival bound: up to 40 in steps of 0.05, see ``_tails.spread_along_bound``)
+    spread_extra: float = 0.0
+
+    def loss_range(self, M_outer: float | None = None) -> tuple[float, float]:
+        """(lo, hi) with hi - lo at least the loss span of the lattice PMFs of either direction:
+        the loss log1p(x / M_outer) over :meth:`x_range` (M_outer = M: a full epoch), below
+        floored at -31 (lattice placement merges everything below -30), plus
+        :attr:`spread_extra`.  The history engine refuses a spacing whose PMFs alone would
+        exceed its memory cap before building them."""
+        Mo = float(self.M if M_outer is None else M_outer)
+        x0, x1 = self.x_range()
+        lo = math.log1p(x0 / Mo) if x0 > -Mo else -math.inf
+        lo = max(lo, -31.0)
+        hi = math.log1p(x1 / Mo) + self.spread_extra
+        return lo, hi
+
     # ---------------------------------------------------------- the pair diluted by a partial epoch
     # After k = M of the M_outer steps of an epoch, the pair is P0 vs (1 - r) P0 + r P1 with
     # r = M / M_outer and likelihood ratio 1 + x / M_outer (x = S - M): the derivation is in

@@ -20,8 +20,9 @@ from numpy.typing import NDArray
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
-from dpbounds.accountant._lattice import fft_size, place_lower, place_upper
+from dpbounds.accountant._lattice import fft_size, place_upper
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._place import place_aligned
 from dpbounds.accountant._tails import (
     extend_cdf_brackets,
     lower_tail_h0,
@@ -31,6 +32,9 @@ from dpbounds.accountant._tails import (
 )
 
 CArr = NDArray[np.complex128]
+IArr = NDArray[np.int64]
+# (interval index, H0 mass, H1 mass, error, (H0, H1, error) of the piece below the lattice)
+Pieces = tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], tuple[float, float, float]]
 
 __all__ = ["LognormalSum"]
 
@@ -223,6 +227,13 @@ class LognormalSum(SingleEpochLaw):
     def key(self) -> tuple[object, ...]:
         return ("fourier", self.sigma, self.M, self.P, self.xlo)
 
+    def x_range(self) -> tuple[float, float]:
+        return self.xlo, self.xlo + self.P
+
+    @property
+    def spread_extra(self) -> float:  # type: ignore[override]
+        return 40.0 if max(self.tail_hi0, self.tail_hi1) > 1e-10 else 0.0
+
     @property
     def window_error(self) -> float:
         """Largest error of a CDF value in the window (tails of both hypotheses + series)."""
@@ -345,32 +356,15 @@ class LognormalSum(SingleEpochLaw):
     def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
         """Single-epoch lattice PMFs: dict direction -> (jmin, p_up, inf_up, jmin_lo, p_lo, miss_lo).
 
-        Cells of x = S - M of width ~ ``cell_span * M`` (loss span ~ ``cell_span`` near x = 0;
-        default ``delta_l / 2``), at most 2^20 of them over the window.  A cell's loss lies in
-        [l(xa), l(xb)]; its mass is placed by connect-the-dots with the upper end for the upper
-        PMF (:func:`place_upper`) and by balanced merging with the lower end for the lower PMF
-        (:func:`place_lower`): the bracket's width comes from the cells' loss spans (first
-        order) and the lattice spacing (second order).
+        The H0 and H1 masses of every lattice interval of the loss log1p(x / M), x = S - M, over
+        the window (:meth:`interval_masses`: whole FFT cells plus the parts of the cells cut at
+        lattice points, by interpolation with a certified remainder), placed with both masses
+        known (:func:`dpbounds.accountant._place.place_aligned`): the connect-the-dots split is
+        then exact, and the bracket's width comes from the lattice spacing alone (second order).
+        ``cell_span`` is accepted for the interface (the masses need no finer cells).
         """
         law, M = self, self.M
-        span = 0.5 * delta_l if cell_span is None else float(cell_span)
-        h_target = max(span * M, law.P / 2 ** 20)
-        # cells of P / 2^k (at least as fine as asked: still certified) so that the cell masses,
-        # the costly part, are shared by every lattice spacing that asks for the same k (a
-        # training loop's epoch-end queries at E = 1, 2, ... reuse a handful of them)
-        h_target = law.P / 2.0 ** math.ceil(math.log2(law.P / h_target) - 1e-9)
-
-        def cells() -> tuple[FArr, float, FArr, FArr, float]:
-            e_, h_, q0, q1, er = _cell_masses(law, h_target)
-            return e_, h_, np.maximum(q0, 0.0), np.maximum(q1, 0.0), er
-
-        edges, h, p0, p1, err = cached(("fourier cells", law.sigma, law.M, law.P, law.xlo, h_target), cells)
-        xa, xb, p0, p1 = _merge_light_cells(edges, h, p0, p1, M, span)
-        del edges
-        with np.errstate(divide="ignore", invalid="ignore"):
-            la = np.where(xa > -M, np.log1p(np.maximum(xa, -M) / M), -np.inf)
-            lb = np.where(xb > -M, np.log1p(np.maximum(xb, -M) / M), -np.inf)
-        out: LatticePMFs = {}
+        j, p0, p1, e, (b0, b1, be) = self.interval_masses(M, delta_l)
         hi0, hi1 = law.tail_hi0, law.tail_hi1
         if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
             hi0 = min(hi0, float(upper_tail_h0(self.sigma, M, [law.xhi], far=True)[0]))
@@ -385,20 +379,38 @@ class LognormalSum(SingleEpochLaw):
         spread = self._spread_tail(hi1, l_xhi)
         extra = {"remove": [(l_xlo, law.tail_lo1)] + spread, "add": [(-l_xhi, hi0)]}
         inf_tail = {"remove": hi1 - sum(mk for _, mk in spread), "add": law.tail_lo0}
-        for direction, p, l_lo, l_hi in (("remove", p1, la, lb), ("add", p0, -lb, -la)):
-            fin_hi = np.isfinite(l_hi)
-            inf_up = float(np.sum(p[~fin_hi])) + max(inf_tail[direction], 0.0) + err
+        if b0 + b1 > 0.0:  # the piece below the lattice (loss < the lowest lattice point cut)
+            l_top = _bottom_top(delta_l)
+            extra["remove"].append((l_top, b1))  # its upper loss bound; the lower side drops it
+            if law.xlo > -M:
+                extra["add"].append((-l_xlo, b0))
+            else:
+                inf_tail["add"] += b0
+        err = float(np.sum(e)) + be
+        out: LatticePMFs = {}
+        for direction, p, q, jj in (("remove", p1, p0, j), ("add", p0, p1, -j - 1)):
+            inf_up = max(inf_tail[direction], 0.0) + err
             ex = [(lv, mv) for lv, mv in extra[direction] if mv > 0 and math.isfinite(lv)]
-            hi_up, p_up = l_hi[fin_hi], p[fin_hi]
-            if ex:  # the placed outside mass joins the upper PMF only (its loss bound is exact)
-                hi_up = np.concatenate([hi_up, np.array([lv for lv, _ in ex])])
-                p_up = np.concatenate([p_up, np.array([mv for _, mv in ex])])
-            jmin, pu = place_upper(hi_up, p_up, delta_l)
-            fin_lo = np.isfinite(l_lo) & (p > 0.0)  # mass at loss -inf dropped (lower bound)
-            jdmin, pd = place_lower(l_lo[fin_lo], p[fin_lo], delta_l, err)
-            miss_lo = tails_up[direction] + err
-            out[direction] = (jmin, pu, inf_up, jdmin, pd, miss_lo)
+            out[direction] = _place_pieces(jj, p, q, e, delta_l, ex, inf_up, tails_up[direction] + err)
         return out
+
+    def interval_masses(self, M_loss: float, delta_l: float) -> Pieces:
+        """``(j, p0, p1, e, bottom)``: H0 and H1 masses of the window [xlo, xlo + P) in the intervals of the
+        loss log1p(x / M_loss) between lattice points (interval j: loss in [j D, (j+1) D],
+        D = ``delta_l``), each within ``e`` of the series' own masses (so within ``e`` plus the
+        window's error terms of the law's).
+
+        The masses of N FFT cells (:func:`_cell_masses`, N ~ P t_max / 1.5, the series' own
+        resolution) are summed per interval; a cell cut by lattice points is split at them by
+        Lagrange interpolation of the series' CDF through the 16 surrounding cell ends.  The
+        remainder is bounded by max |G^(16)| prod |s - s_i| / 16!, with
+        |G^(16)| <= (2 / P) sum_n |psi_n| t_n^15 (the truncated series' own derivative, exact),
+        plus the interpolation weights times the cells' round-off.  Where the window reaches
+        x = -M (loss -inf), the losses below -30 are one piece, ``bottom`` = (H0 mass, H1 mass,
+        error), with loss in [log1p(xlo / M_loss), the lowest lattice point cut]; else zeros.
+        """
+        key = ("fourier pieces", self.key, float(M_loss), float(delta_l))
+        return cached(key, lambda: _interval_masses(self, float(M_loss), float(delta_l)))
 
     def _spread_tail(self, tot: float, l_xhi: float) -> list[tuple[float, float]]:
         """H1 mass above the window (at most ``tot``) spread along its certified survival bound
@@ -422,17 +434,15 @@ class LognormalSum(SingleEpochLaw):
         return extend_cdf_brackets(self.sigma, self.M, self.xlo, self.xhi, y, lo0, hi0, lo1, hi1)
 
     def diluted_lattice_pmfs(self, delta_l: float, r: float, M_outer: float) -> LatticePMFs:
-        """Cells of x = S - M narrow enough that the loss varies by <= delta_l / 2 near x = 0 (at
-        most 2^20 over the window); the mixture's cell masses are (1 - r) p0 + r p1.  The add loss
-        never exceeds -log(1 - r): mass below the window (and the cell-mass error) goes there in
-        the upper PMF instead of to +inf."""
+        """Interval masses of x = S_k - k for the loss log1p(x / M_outer) (:meth:`interval_masses`),
+        placed with both masses known (:func:`_place_pieces`); the mixture's masses are
+        (1 - r) p0 + r p1.  The add loss never exceeds -log(1 - r): mass below the window (and
+        the masses' error) goes there in the upper PMF instead of to +inf."""
         M, k = float(M_outer), self.M
         delta_l = float(delta_l)
-        edges, h, p0, p1, err = _cell_masses(self, max(delta_l * M * 0.5, self.P / 2 ** 20))
-        p0 = np.maximum(p0, 0.0)
-        p1 = np.maximum(p1, 0.0)
-        la = np.log1p(edges / M)  # edges >= xlo >= -k > -M: finite
-        lb = np.log1p((edges + h) / M)
+        j, p0, p1, e, (b0, b1, be) = self.interval_masses(M, delta_l)
+        assert b0 + b1 == 0.0  # x >= -k > -M_outer: every loss is finite and above -30
+        err = float(np.sum(e))
         hi0, hi1 = self.tail_hi0, self.tail_hi1
         if max(hi0, hi1) > 1e-10:  # the far tables tighten the window's upper tail bounds
             hi0 = min(hi0, float(upper_tail_h0(self.sigma, k, [self.xhi], far=True)[0]))
@@ -442,7 +452,7 @@ class LognormalSum(SingleEpochLaw):
         l_xhi = math.log1p(self.xhi / M)
         l_add_max = -math.log1p(-r)
         # remove (loss unbounded above): mass below xlo at loss <= log1p(xlo/M); above xhi along
-        # the mixture's certified survival bound, the rest and the cell-mass error at +inf
+        # the mixture's certified survival bound, the rest and the masses' error at +inf
         tot_hi = (1.0 - r) * hi0 + r * hi1
 
         def survival(lk: FArr) -> FArr:
@@ -451,69 +461,209 @@ class LognormalSum(SingleEpochLaw):
                               + r * upper_tail_h1(self.sigma, k, y, far=True), dtype=np.float64)
 
         spread = spread_along_bound(tot_hi, l_xhi, survival)
+        # remove: P = the mixture (1 - r) P0' + r P1', Q = P0'; add: P = P0', Q = the mixture
         pm = (1.0 - r) * p0 + r * p1
-        rem = _place_cells(pm, la, lb, delta_l, err, [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread)
         inf_rem = max(tot_hi - sum(m for _, m in spread), 0.0) + err
         miss_rem = (1.0 - r) * (lo0 + hi0) + r * (lo1 + hi1) + err
+        ex_rem = [(lv, mv) for lv, mv in [(l_xlo, (1.0 - r) * lo0 + r * lo1)] + spread if mv > 0]
         # add (loss <= -log(1 - r)): above xhi at loss <= -log1p(xhi/M); below xlo and the
-        # cell-mass error at the largest possible loss
-        add = _place_cells(p0, -lb, -la, delta_l, err, [(-l_xhi, hi0), (l_add_max, lo0 + err)])
+        # masses' error at the largest possible loss
         miss_add = lo0 + hi0 + err
+        ex_add = [(lv, mv) for lv, mv in [(-l_xhi, hi0), (l_add_max, lo0 + err)] if mv > 0]
         return {
-            "remove": (rem[0], rem[1], inf_rem, rem[2], rem[3], miss_rem),
-            "add": (add[0], add[1], 0.0, add[2], add[3], miss_add),
+            "remove": _place_pieces(j, pm, p0, e, delta_l, ex_rem, inf_rem, miss_rem),
+            "add": _place_pieces(-j - 1, p0, pm, e, delta_l, ex_add, 0.0, miss_add),
         }
 
 
-def _place_cells(p: FArr, l_lo: FArr, l_hi: FArr, delta_l: float, err: float,
-                 extra: list[tuple[float, float]]) -> tuple[int, FArr, int, FArr]:
-    """(jmin_up, pmf_up, jmin_dn, pmf_dn): cell masses ``p`` (l1 error <= ``err``) with losses in
-    [l_lo, l_hi] placed by connect-the-dots with the upper loss for the upper PMF (plus the
-    ``extra`` (loss, mass) pairs, placed the same way: their losses are upper bounds) and by
-    balanced merging with the lower loss for the lower PMF (cells only): :func:`place_upper`,
-    :func:`place_lower`, as :meth:`LognormalSum.lattice_pmfs` places the full epoch's cells."""
-    ex = [(lv, mv) for lv, mv in extra if mv > 0 and math.isfinite(lv)]
-    hi_up, p_up = l_hi, p
-    if ex:
-        hi_up = np.concatenate([l_hi, np.array([lv for lv, _ in ex])])
-        p_up = np.concatenate([p, np.array([mv for _, mv in ex])])
-    jmin, pu = place_upper(hi_up, p_up, delta_l)
-    nz = p > 0.0
-    jdmin, pd = place_lower(l_lo[nz], p[nz], delta_l, err)
-    return jmin, pu, jdmin, pd
+def _place_pieces(j: IArr, p: FArr, q: FArr, e: FArr, delta_l: float,
+                  extra: list[tuple[float, float]], inf_up: float,
+                  miss: float) -> tuple[int, FArr, float, int, FArr, float]:
+    """One direction's entry of a :data:`LatticePMFs` from interval masses: P-masses ``p`` and
+    Q-masses ``q`` of lattice interval ``j`` (errors ``e``), placed by
+    :func:`dpbounds.accountant._place.place_aligned`, plus the ``extra`` (loss bound, mass) pairs
+    on the upper side only (:func:`dpbounds.accountant._lattice.place_upper`)."""
+    ju, pu, jd, pd = place_aligned(j, p, q, e, delta_l)
+    if extra:
+        ju, pu = _add_pmf((ju, pu), place_upper(np.array([lv for lv, _ in extra]),
+                                                np.array([mv for _, mv in extra]), delta_l))
+    return ju, pu, inf_up, jd, pd, miss
 
 
-def _merge_light_cells(edges: FArr, h: float, p0: FArr, p1: FArr, M: float,
-                       span: float) -> tuple[FArr, FArr, FArr, FArr]:
-    """Cells (xa, xb, p0, p1) with blocks of 64 light cells merged into one cell each.
+def _add_pmf(a: tuple[int, FArr], b: tuple[int, FArr]) -> tuple[int, FArr]:
+    (ja, pa), (jb, pb) = a, b
+    j0 = min(ja, jb)
+    out = np.zeros(max(ja + pa.size, jb + pb.size) - j0)
+    out[ja - j0:ja - j0 + pa.size] += pa
+    out[jb - j0:jb - j0 + pb.size] += pb
+    return j0, out
 
-    A merged cell is still a cell (its loss lies between those of its ends), so the placement
-    stays certified; only its span is larger.  A block is merged where its mass times its loss
-    span is below 1e-6 * ``span`` (the whole merged part then adds at most ~2^14 * 1e-6 spans to
-    the composed loss's shift: negligible), which in the far tails cuts the cell count ~64-fold.
-    Empty cells are dropped (no mass, nothing to place).
-    """
-    B = 64
-    n = edges.size
-    if n % B or n < 4 * B:
-        keep = (p0 > 0.0) | (p1 > 0.0)
-        return edges[keep], edges[keep] + h, p0[keep], p1[keep]
-    nb = n // B
-    m0 = p0.reshape(nb, B).sum(axis=1)
-    m1 = p1.reshape(nb, B).sum(axis=1)
-    x0 = edges[::B]
-    x1 = x0 + B * h
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sb = np.log1p(x1 / M) - np.log1p(np.maximum(x0, -M) / M)
-    light = (x0 > -M) & np.isfinite(sb) & ((m0 + m1) * sb <= 1e-6 * span)
-    heavy_cells = np.repeat(~light, B)
-    keep_f = heavy_cells & ((p0 > 0.0) | (p1 > 0.0))
-    keep_b = light & ((m0 > 0.0) | (m1 > 0.0))
-    xa = np.concatenate([edges[keep_f], x0[keep_b]])
-    xb = np.concatenate([edges[keep_f] + h, x1[keep_b]])
-    q0 = np.concatenate([p0[keep_f], m0[keep_b]])
-    q1 = np.concatenate([p1[keep_f], m1[keep_b]])
-    return xa, xb, q0, q1
+
+def _bottom_top(dl: float) -> float:
+    """The loss of the lowest lattice point :func:`_interval_masses` cuts when floored."""
+    return (int(math.floor(_LOSS_FLOOR / dl)) + 1) * dl
+
+
+_INTERP = 16        # nodes of the Lagrange interpolation that cuts cells at lattice points
+_CELL_RHO = 3.0     # cell width times the series' highest frequency (16-point remainder < 1e-15)
+_LOSS_FLOOR = -30.0  # lattice points below this loss are not cut (x within e^-30 M of -M)
+
+
+def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
+    """:meth:`LognormalSum.interval_masses` (uncached)."""
+    P = law.P
+    # cells: the series' own resolution, and at most half a lattice interval wide near x = 0
+    # (each cut's error scales with the cells' round-off, ~ 1 / N: E x the cut errors is what
+    # limits the width at E ~ 1e4); at most 2^20 beyond the series' own need
+    need = max(min(2.0 * P / (M * dl), 2.0 ** 20), _cell_count(law), 1024.0)
+    n_cells = 2 ** max(int(math.ceil(math.log2(need))), 10)
+
+    def cells() -> tuple[FArr, float, FArr, FArr, float]:
+        return _cell_masses(law, P / n_cells)
+
+    edges, h, c0, c1, err = cached(("fourier cells", law.sigma, law.M, law.P, law.xlo, P / n_cells), cells)
+    N = edges.size
+    e_cell = err / N  # the l1 round-off estimate per cell (FFT round-off is uniform)
+    x0 = law.xlo
+    x_top = x0 + N * h
+    # lattice points t_j = j dl inside the window (by the loss at its ends)
+    l_lo = math.log1p(x0 / M) if x0 > -M else -math.inf
+    floored = l_lo < _LOSS_FLOOR
+    l_lo = max(l_lo, _LOSS_FLOOR)
+    l_hi = math.log1p(x_top / M)
+    ja = int(math.floor(l_lo / dl)) + 1
+    jb = int(math.ceil(l_hi / dl)) - 1
+    jj = np.arange(ja, jb + 1, dtype=np.int64)
+    xe = M * np.expm1(jj * dl)
+    pos = (xe - x0) / h
+    inside = (pos > 0.0) & (pos < N)
+    jj, xe, pos = jj[inside], xe[inside], pos[inside]
+    if jj.size == 0:  # the whole window lies in one interval
+        j_one = np.array([ja - 1], dtype=np.int64)
+        return (j_one, np.array([max(float(np.sum(c0)), 0.0)]), np.array([max(float(np.sum(c1)), 0.0)]),
+                np.array([N * e_cell]), (0.0, 0.0, 0.0))
+    ke = np.minimum(np.floor(pos).astype(np.int64), N - 1)
+    th = pos - ke
+    low0, low1, e_pt = _cut_masses(law, c0, c1, e_cell, h, ke, th, xe, M)
+    # ---- interval i (i = 0 .. n): between cut i - 1 and cut i (cut -1 = the window's start at
+    # cell 0, cut n = its end at cell N); its mass: the part of cut i-1's cell above it, the whole
+    # cells between, the part of cut i's cell below it (cuts sharing a cell: the difference)
+    n = jj.size
+    cut = th > 0.0
+    # whole cells of interval i: [first_i, last_i) with first_i = the cell after cut i-1's cell
+    # (or that cell itself when the cut is at its left end), last_i = cut i's cell
+    start_after = np.where(cut, ke + 1, ke)                 # first whole cell above cut i
+    first = np.concatenate([[0], start_after])
+    last = np.concatenate([ke, [N]])
+    last = np.maximum(last, first)
+    whole0 = _segment_sums(c0, first, last)
+    whole1 = _segment_sums(c1, first, last)
+    n_whole = (last - first).astype(float)
+    # the part of cut i's cell below it: low_i (when cut); above it: c[ke_i] - low_i
+    below0 = np.where(cut, low0, 0.0)
+    below1 = np.where(cut, low1, 0.0)
+    above0 = np.where(cut, c0[ke] - low0, 0.0)
+    above1 = np.where(cut, c1[ke] - low1, 0.0)
+    e_b = np.where(cut, e_pt, 0.0)
+    e_a = np.where(cut, e_pt + e_cell, 0.0)
+    # cuts i-1 and i in the same cell: interval i is low_i - low_{i-1} alone
+    same = np.zeros(n + 1, dtype=bool)
+    same[1:n] = cut[1:] & cut[:-1] & (ke[1:] == ke[:-1])
+    m0 = whole0.copy()
+    m1 = whole1.copy()
+    me = n_whole * e_cell
+    m0[:n] += below0
+    m1[:n] += below1
+    me[:n] += e_b
+    m0[1:] += above0
+    m1[1:] += above1
+    me[1:] += e_a
+    if np.any(same):
+        i = np.nonzero(same)[0]
+        m0[i] = low0[i] - low0[i - 1]
+        m1[i] = low1[i] - low1[i - 1]
+        me[i] = e_pt[i] + e_pt[i - 1]
+    P0 = np.maximum(m0, 0.0)
+    P1 = np.maximum(m1, 0.0)
+    jall = np.concatenate([[jj[0] - 1], jj])
+    keep = (P0 > 0.0) | (P1 > 0.0)
+    if floored and jj[0] == ja:  # interval 0 holds every loss below t_ja: not a lattice interval
+        bot = (float(P0[0]), float(P1[0]), float(me[0]))
+        keep[0] = False
+    else:
+        bot = (0.0, 0.0, 0.0)
+    return (jall[keep], np.asarray(P0[keep], dtype=np.float64), np.asarray(P1[keep], dtype=np.float64),
+            np.asarray(me[keep], dtype=np.float64), bot)
+
+
+def _cell_count(law: LognormalSum) -> float:
+    """Cells over the period: at least P t_max / _CELL_RHO (the interpolation's resolution) and
+    2 n_eff + 2 (:func:`_cell_masses` uses every coefficient)."""
+    t_max = float(law.t[-1]) if law.n_eff else _TWO_PI / law.P
+    return max(law.P * t_max / _CELL_RHO, 2.0 * law.n_eff + 2.0)
+
+
+def _segment_sums(c: FArr, first: IArr, last: IArr) -> FArr:
+    """sum(c[first[i]:last[i]]) for each i (0 where empty), for ordered disjoint segments
+    (first[i] <= last[i] <= first[i + 1]); each summed on its own, not as a difference of a long
+    cumulative sum, so that the tails' tiny masses keep their relative accuracy."""
+    ce = np.concatenate([c, [0.0]])
+    idx = np.empty(2 * first.size, dtype=np.int64)
+    idx[0::2] = first
+    idx[1::2] = last
+    sums = np.add.reduceat(ce, idx)[0::2]
+    return np.asarray(np.where(last > first, sums, 0.0), dtype=np.float64)
+
+
+def _cut_masses(law: LognormalSum, c0: FArr, c1: FArr, e_cell: float, h: float, ke: IArr,
+                th: FArr, xe: FArr, M: float) -> tuple[FArr, FArr, FArr]:
+    """(low0, low1, e): the H0 and H1 masses of [cell ke's left end, x_e] for each cut, by
+    16-point Lagrange interpolation of the series' CDF through the surrounding cell ends, and a
+    bound on their error (remainder, the cells' round-off times the weights, rounding, and where
+    the lattice point itself lies)."""
+    N = c0.size
+    m = _INTERP
+    P = law.P
+    t = law.t
+    bm = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t ** (m - 1))), float(np.sum(np.abs(law.psi1) * t ** (m - 1))))
+    b2 = 2.0 / P * max(float(np.sum(np.abs(law.psi0) * t)), float(np.sum(np.abs(law.psi1) * t)))
+    denom = np.array([math.prod(i - k for k in range(m) if k != i) for i in range(m)], dtype=float)
+    nodes = np.arange(m, dtype=float)
+    out0 = np.empty(ke.size)
+    out1 = np.empty(ke.size)
+    err = np.empty(ke.size)
+    for b0 in range(0, ke.size, 32768):  # blocks: (points, 16) temporaries stay small
+        sl = slice(b0, b0 + 32768)
+        k_, th_, x_ = ke[sl], th[sl], xe[sl]
+        ks = np.clip(k_ - (m // 2 - 1), 0, N + 1 - m)     # first node of the stencil
+        rel = (k_ - ks).astype(np.int64)
+        diff = (rel.astype(float) + th_)[:, None] - nodes[None, :]
+        full = np.prod(diff, axis=1)
+        hit = diff == 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(hit.any(axis=1)[:, None], hit.astype(float), full[:, None] / (diff * denom[None, :]))
+        aw = np.abs(w)
+        idx = ks[:, None] + np.arange(m - 1)[None, :]     # the m - 1 cells between the m nodes
+        rows = np.arange(k_.size)
+        vals = []
+        for c in (c0, c1):
+            v = np.zeros((k_.size, m))
+            np.cumsum(c[idx], axis=1, out=v[:, 1:])
+            v -= v[rows, rel][:, None]                   # relative to the node at ke
+            vals.append((np.einsum("ij,ij->i", w, v), np.einsum("ij,ij->i", aw, np.abs(v))))
+        dist = np.abs(nodes[None, :] - rel[:, None].astype(float))
+        remainder = bm * np.abs(full) * h ** m / math.factorial(m)
+        # where the lattice point lies: x_e = M expm1(j dl) in floating point differs from the
+        # lattice point by <= 4 u (|x_e| + M |t| e^t) (t = j dl: its product, expm1 and the
+        # product by M, each within an ulp or two), times the series' largest density on the
+        # cell, <= |cell mass| / h + h max |G''| (mean value theorem)
+        dens = (np.maximum(np.abs(c0[k_]), np.abs(c1[k_])) + e_cell) / h + b2 * h
+        tt = np.abs(np.log1p(x_ / M))
+        out0[sl], out1[sl] = vals[0][0], vals[1][0]
+        err[sl] = (remainder + np.sum(aw * dist, axis=1) * e_cell
+                   + 4.0 * _U * np.maximum(vals[0][1], vals[1][1])
+                   + dens * 4.0 * _U * (np.abs(x_) + M * tt * np.exp(tt) + 1e-300))
+    return out0, out1, err
 
 
 def _clog1p(r: CArr) -> CArr:
@@ -529,12 +679,16 @@ def _cell_masses(law: LognormalSum, h_target: float) -> tuple[FArr, float, FArr,
     """Wrapped masses of x = S - M on N cells [xlo + k h, xlo + (k+1) h), by one inverse FFT.
 
     Returns (edges_lo, h, p0, p1, err) where err bounds the sum over cells of the absolute
-    round-off/truncation error of each mass array (an estimate: FFT round-off
-    ~ 1e-16 * N * (h/P) * sum|psi|, plus the truncated series).
+    round-off/truncation error of each mass array (an estimate): the FFT's round-off in the
+    2-norm is at most log2(N) eta |y|_2, eta ~ 8u for a Cooley-Tukey FFT with accurate twiddle
+    factors (Higham, "Accuracy and Stability of Numerical Algorithms", section 24.1), plus ~4u
+    |y|_2 from the rounded inputs (phases, sinc); N values' l1 error is at most sqrt(N) times
+    that; doubled for safety; plus the truncated series.  (Measured against the same FFT in
+    long double: 1e-14 where this gives ~1e-12, tests/test_interval_masses.py.)
     """
     P = law.P
-    # an even 5-smooth size (pocketfft is fast on those; power-of-2 rounding wasted up to 2x)
-    # (a multiple of 128: blocks of light cells are merged in 64s by the lattice code)
+    # an even 5-smooth size (pocketfft is fast on those; power-of-2 rounding wasted up to 2x),
+    # a multiple of 128
     N = 128 * fft_size(int(math.ceil(max(P / h_target * (1.0 - 1e-12), 2.0 * law.n_eff + 2.0, 128.0) / 128.0)))
     h = P / N
     k = min(law.n_eff, N // 2)
@@ -555,8 +709,8 @@ def _cell_masses(law: LognormalSum, h_target: float) -> tuple[FArr, float, FArr,
         np.conjugate(coef[:k + 1], out=coef[:k + 1])
         out.append(np.fft.irfft(coef, n=N))
         del coef
-    s = float(np.sum(np.abs(law.psi0))) + float(np.sum(np.abs(law.psi1)))
-    err = 1e-15 * (1.0 + 2.0 * s) * math.log2(N) + N * law.err_trunc * h / P
+    y2 = max(float(np.sqrt(np.sum(out[0] ** 2))), float(np.sqrt(np.sum(out[1] ** 2))))
+    err = 2.0 * math.sqrt(N) * (8.0 * math.log2(N) + 4.0) * _U * y2 + N * law.err_trunc * h / P
     edges = np.asarray(law.xlo + h * np.arange(N), dtype=np.float64)
     return edges, h, out[0], out[1], err
 

@@ -33,8 +33,8 @@ from numpy.typing import NDArray
 
 from dpbounds._kernels import logsum_convolve  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import memoize
-from dpbounds.accountant._lattice import place_lower, place_upper
 from dpbounds.accountant._law import LatticePMFs, SingleEpochLaw
+from dpbounds.accountant._place import place_aligned, place_cells
 
 FArr = NDArray[np.float64]
 
@@ -335,6 +335,10 @@ class LogDomainPair(SingleEpochLaw):
     def key(self) -> tuple[object, ...]:
         return ("log-domain", self.sigma, self.M, self.fine.h)
 
+    def x_range(self) -> tuple[float, float]:
+        u = self.fine.u
+        return math.exp(float(u[0])) - self.M, math.exp(float(u[-1])) - self.M
+
     def delta(self, eps: float) -> tuple[float, float]:
         if eps > 700.0:  # beyond every loss on the grid; only the tail mass off the grid remains
             return 0.0, self.floor
@@ -382,31 +386,63 @@ class LogDomainPair(SingleEpochLaw):
         return f, err
 
     def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
-        """Lattice PMFs from the log-domain law: loss cells are cells of U = log S (exact edges).
+        """Lattice PMFs from the log-domain law: loss cells are the lattice intervals themselves.
 
-        Cell k holds U in [log M + k d, log M + (k+1) d), d = ``cell_span`` (default
-        ``delta_l``).  remove: loss U - log M under H1, in [k d, (k+1) d]; add: loss log M - U
-        under H0, in [-(k+1) d, -k d].  The upper PMF splits each cell by connect-the-dots with
-        its upper loss (:func:`place_upper`), the lower one merges with its lower loss
-        (:func:`place_lower`).  Mass off the grid and the l1 error estimate of the masses go to
-        +inf loss (upper bound) / are subtracted (lower bound).
+        Cell k holds U in [log M + k d, log M + (k+1) d), d = ``delta_l`` (``cell_span`` is
+        accepted for the interface: exact cell edges need no finer cells).  remove: loss
+        U - log M under H1, in [k d, (k+1) d]; add: loss log M - U under H0, in [-(k+1) d, -k d].
+        With both masses of each interval known, the connect-the-dots split is exact and the
+        lower PMF's merging uses the exact slack (:func:`dpbounds.accountant._place.place_aligned`).
+        The per-cell error is the fine-vs-coarse difference (/16) and the normalisation defect;
+        mass off the grid and the l1 error estimate go to +inf loss (upper bound) / are
+        subtracted (lower bound).  Where the grid would need more than 2^20 intervals, cells of
+        a multiple of ``delta_l`` are placed by their loss bounds instead (still certified).
         """
-        d = float(delta_l if cell_span is None else cell_span)
-        # at most _MAX_CELLS cells over the grid (as the Fourier law's 2^20): a tiny epsilon guess
-        # asks for loss spans of ~1e-7, i.e. 1e8 cells and several GiB of masses (a fuzz run's
-        # out-of-memory at sigma 0.74, M 16, delta 0.5).  Wider cells are still certified; the
-        # bracket is then wider and says so if it misses its tolerance.
-        d = max(d, (self.fine.u[-1] - self.fine.u[0]) / _MAX_CELLS)
-        k0, p0, p1, outside, err = self.lattice_masses(d)
-        k = np.arange(k0, k0 + p0.size, dtype=float)
+        d = float(delta_l)
+        width = self.fine.u[-1] - self.fine.u[0]
         out: LatticePMFs = {}
-        for direction, p, lo, hi in (("remove", p1, k * d, (k + 1.0) * d),
-                                     ("add", p0, -(k + 1.0) * d, -k * d)):
-            nz = p > 0.0
-            ju, pu = place_upper(hi[nz], p[nz], delta_l)
-            jd, pd = place_lower(lo[nz], p[nz], delta_l, err)
+        if width / d <= _MAX_CELLS:
+            k0, p0, p1, q0, q1, outside, err = self._lattice_masses_pair(d)
+            e_cell = self._cell_errors(p0, p1, q0, q1)
+            k = np.arange(k0, k0 + p0.size, dtype=np.int64)
+            for direction, p, q, jj in (("remove", p1, p0, k), ("add", p0, p1, -k - 1)):
+                ju, pu, jd, pd = place_aligned(jj, p, q, e_cell, d)
+                out[direction] = (ju, pu, outside + err, jd, pd, err)
+            return out
+        # at most _MAX_CELLS cells over the grid: a tiny spacing would otherwise ask for ~1e8
+        # cells and several GiB of masses (a fuzz run's out-of-memory at sigma 0.74, M 16).  The
+        # cells are then wider than the lattice; each mass is known to within the whole l1 error
+        # estimate only (conservative), and the bracket is wider and says so if it misses.
+        dc = width / _MAX_CELLS
+        k0, p0, p1, outside, err = self.lattice_masses(dc)
+        kf = np.arange(k0, k0 + p0.size, dtype=float)
+        for direction, p, q, lo, hi in (("remove", p1, p0, kf * dc, (kf + 1.0) * dc),
+                                        ("add", p0, p1, -(kf + 1.0) * dc, -kf * dc)):
+            ju, pu, jd, pd = place_cells(lo, hi, p, q, err, d)
             out[direction] = (ju, pu, outside + err, jd, pd, err)
         return out
+
+    def _cell_errors(self, p0: FArr, p1: FArr, q0: FArr, q1: FArr) -> FArr:
+        """Per-cell error estimate of both mass arrays (fine p, coarse q): the difference / 16 and
+        the normalisation defect in proportion, as :meth:`_est` does for every answer."""
+        return np.asarray(np.maximum(np.abs(p0 - q0), np.abs(p1 - q1)) / 16.0
+                          + (self.defect + 6e-13) * np.maximum(p0, p1) + 1e-300, dtype=np.float64)
+
+    def _lattice_masses_pair(self, delta_l: float) -> tuple[int, FArr, FArr, FArr, FArr, float, float]:
+        """:meth:`lattice_masses` with both grids' masses: (k0, p0, p1, q0, q1, outside, err)."""
+        f = self.fine
+        lm = math.log(self.M)
+        k0 = int(math.floor((f.u[0] - lm) / delta_l))
+        k1 = int(math.ceil((f.u[-1] - lm) / delta_l))
+        x = lm + delta_l * np.arange(k0, k1 + 1)
+        out = []
+        for law in (self.fine, self.coarse):
+            xc = np.clip(x, law.u[0], law.u[-1])
+            out.append((np.diff(law.cdf0_at(xc)), np.diff(law.cdf1_at(xc))))
+        (p0, p1), (q0, q1) = out
+        err = float(max(np.sum(np.abs(p0 - q0)), np.sum(np.abs(p1 - q1)))) / 16.0 + self.defect + 1e-16
+        outside = max(abs(1.0 - float(np.sum(p0))), abs(1.0 - float(np.sum(p1))))
+        return k0, np.maximum(p0, 0.0), np.maximum(p1, 0.0), q0, q1, outside, err
 
     # -------------------------------------------------------------- the diluted pair (partial epoch)
     def diluted_directions(self, eps: float, r: float, M_outer: float) -> dict[str, tuple[float, float]]:
@@ -487,18 +523,22 @@ class LogDomainPair(SingleEpochLaw):
         (p0, p1), (q0, q1) = masses
         err = float(max(np.sum(np.abs(p0 - q0)), np.sum(np.abs(p1 - q1)))) / 16.0 + self.defect + 1e-16
         outside = max(abs(1.0 - float(np.sum(p0))), abs(1.0 - float(np.sum(p1))))
+        e_cell = self._cell_errors(p0, p1, q0, q1)
         p0 = np.maximum(p0, 0.0)
         pm = (1.0 - r) * p0 + r * np.maximum(p1, 0.0)
-        n = p0.size
-        # add: cell j has loss in (-(j+1) D, -j D]: up -j, down -(j+1); off-grid mass and the
+        jj = j0 + np.arange(p0.size, dtype=np.int64)
+        # remove: cell j is the lattice interval [j D, (j+1) D], P = the mixture, Q = H0
+        ju, pu, jd, pd = place_aligned(jj, pm, p0, e_cell, D)
+        # add: cell j has loss in [-(j+1) D, -j D], P = H0, Q = the mixture; off-grid mass and the
         # error estimate at the largest possible add loss -log(1 - r) (not +inf)
-        j_top = max(int(math.ceil(-l1mr / D)), -j0)
-        up = np.zeros(j_top + j0 + n)
-        up[:n] = p0[::-1]
+        au, apu, ad, apd = place_aligned(-jj - 1, p0, pm, e_cell, D)
+        j_top = max(int(math.ceil(-l1mr / D)), au + apu.size - 1)
+        up = np.zeros(j_top - au + 1)
+        up[:apu.size] = apu
         up[-1] += outside + err
         return {
-            "remove": (j0 + 1, pm, outside + err, j0, pm.copy(), err),
-            "add": (-(j0 + n - 1), up, 0.0, -(j0 + n), p0[::-1].copy(), err),
+            "remove": (ju, pu, outside + err, jd, pd, err),
+            "add": (au, up, 0.0, ad, apd, err),
         }
 
 

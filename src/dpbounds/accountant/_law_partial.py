@@ -134,6 +134,19 @@ class PartialEpochLaw(SingleEpochLaw):
             raise DPBoundsError("per-direction brackets are not available for k = M (a full epoch)")
         return self.base.diluted_directions(float(eps), self.r, self.M)
 
+    def x_range(self) -> tuple[float, float]:
+        return self.base.x_range()
+
+    @property
+    def spread_extra(self) -> float:  # type: ignore[override]
+        return self.base.spread_extra
+
+    def loss_range(self, M_outer: float | None = None) -> tuple[float, float]:
+        """The base law's x range for the loss log1p(x / M) of the diluted pair (x = S_k - k)."""
+        if self.full:
+            return self.base.loss_range()
+        return self.base.loss_range(self.M)
+
     # -------------------------------------------------------------- loss lattices (E > 1)
     def lattice_pmfs(self, delta_l: float, cell_span: float | None = None) -> LatticePMFs:
         """Lattice PMFs of both directions' loss at spacing ``delta_l`` (``cell_span`` is accepted

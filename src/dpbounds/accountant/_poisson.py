@@ -673,7 +673,8 @@ class PoissonPLD:
         raise DPBoundsError(
             f"no finite epsilon can be certified at delta={d:g}: the certified delta bracket "
             f"cannot go below {hi:.3g} here (estimated FFT round-off of {self.steps} steps, "
-            f"window tails); ask for delta >= {10 * hi:.1g}")
+            f"window tails); " + (f"ask for delta >= {10 * hi:.1g}" if 10 * hi < 1 else
+                                  "no delta below 1 can be certified at these parameters: use fewer steps or more noise"))
 
 
 def _check_segment(sigma: Any, q: Any, t: Any, prefix: str) -> tuple[float, float, int]:

@@ -111,8 +111,10 @@ class PrivacyAccountant(abc.ABC):
         if not isinstance(state, dict) or state.get("mechanism") != self.mechanism:
             got = state.get("mechanism") if isinstance(state, dict) else type(state).__name__
             raise DPBoundsError(f"state must be a state_dict() of a {self.mechanism!r} accountant, got {got!r}")
-        if state.get("version") != _STATE_VERSION:
-            raise DPBoundsError(f"state version {state.get('version')!r} is not supported (expected {_STATE_VERSION})")
+        version = state.get("version")
+        # an int, not a bool: True == 1 in Python, but a state with version True is not ours
+        if type(version) is not int or version != _STATE_VERSION:
+            raise DPBoundsError(f"state version {version!r} is not supported (expected {_STATE_VERSION})")
         opts = state.get("options", {})
         if opts != self._options():
             raise DPBoundsError(f"state options {opts!r} differ from this accountant's {self._options()!r}")
@@ -160,7 +162,8 @@ def initial_steps(noise_multiplier: float | None, sample_rate: float | None, ste
     """(noise_multiplier, sample_rate, steps) a Poisson-sampled accountant starts with, or None.
 
     ``dataset_size``/``batch_size`` give sample_rate = B / N; ``epochs`` gives steps =
-    int(epochs / sample_rate) (Opacus' rule).  ValueError naming the parameter otherwise.
+    floor(epochs / sample_rate) (Opacus' rule; :func:`dpbounds.sampling.poisson_steps`).
+    ValueError naming the parameter otherwise.
     """
     if dataset_size is not None or batch_size is not None:
         if dataset_size is None or batch_size is None:
@@ -183,10 +186,9 @@ def initial_steps(noise_multiplier: float | None, sample_rate: float | None, ste
     if steps is None and epochs is None:
         raise DPBoundsError("give steps or epochs with noise_multiplier (or record steps with step())")
     if epochs is not None:
-        e = V.check_scalar("epochs", epochs, V.Constraint.FINITE_POSITIVE)
-        n_steps = int(e / q)
-        if n_steps < 1:
-            raise DPBoundsError(f"epochs / sample_rate must be >= 1 step, got {e} / {q}")
+        from dpbounds.sampling import poisson_steps
+
+        n_steps = poisson_steps(epochs, q)
     else:
         n_steps = V.check_count("steps", steps, minimum=1)
     return s, q, n_steps

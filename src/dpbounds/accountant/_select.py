@@ -30,7 +30,7 @@ from dpbounds.accountant._law_logdomain import LogDomainPair, compose_step, defa
 from dpbounds.accountant._law_partial import PartialEpochLaw
 from dpbounds.accountant._law_tilted import TiltedLognormalSum
 
-__all__ = ["law_for", "partial_law_for", "fourier_law", "require_converged", "LOGDOMAIN_BUDGET_S", "LOGDOMAIN_BUDGET_COMPOSE_S"]
+__all__ = ["law_for", "tilted_reach", "partial_law_for", "fourier_law", "require_converged", "LOGDOMAIN_BUDGET_S", "LOGDOMAIN_BUDGET_COMPOSE_S"]
 
 Purpose = Literal["curve", "tv", "compose"]
 
@@ -70,15 +70,26 @@ def _logdomain(sigma: float, M: float, budget: float, compose: bool = False) -> 
     return cached(("log-domain", sigma, int(M), h), lambda: LogDomainPair(sigma, int(M), h=h))
 
 
-def _tilted(sigma: float, M: float) -> TiltedLognormalSum:
-    return cached(("tilted", sigma, M), lambda: TiltedLognormalSum(sigma, M))
+def _tilted(sigma: float, M: float, reach: float = 1e-10) -> TiltedLognormalSum:
+    if reach == 1e-10:
+        return cached(("tilted", sigma, M), lambda: TiltedLognormalSum(sigma, M))
+    return cached(("tilted", sigma, M, reach), lambda: TiltedLognormalSum(sigma, M, reach_tail=reach))
 
 
-def law_for(sigma: float, M: float, purpose: Purpose = "curve") -> SingleEpochLaw:
+def tilted_reach(delta: float) -> float:
+    """The tail level an epsilon(delta) query of one epoch needs the tilted series to reach:
+    the power of ten at or below delta / 10 (at most 1e-10, the curve's own).  The threshold
+    where delta(eps) = delta lies where the upper tail is still about delta, well inside."""
+    return min(10.0 ** math.floor(math.log10(delta / 10.0)), 1.0) if delta > 1e-9 else 1e-10
+
+
+def law_for(sigma: float, M: float, purpose: Purpose = "curve", *, reach: float = 1e-10) -> SingleEpochLaw:
     """The law that serves (sigma, M) for ``purpose``.
 
     ``"curve"``: trade-off curve and single-epoch delta (window tails 1e-13); ``"tv"``: TV / the
     largest gap (tails 1e-16); ``"compose"``: E > 1 lattices (needs ``supports_lattice``).
+    ``reach``: where the tilted series (small sigma, large M) must reach, as an upper-tail level
+    (default 1e-10, the curve's; an epsilon(delta) query needs only :func:`tilted_reach`).
     """
     # public: the parameters are checked here (the accountants pass checked floats, unchanged)
     sigma = V.check_scalar("sigma", sigma, V.Constraint.FINITE_POSITIVE)
@@ -94,7 +105,7 @@ def law_for(sigma: float, M: float, purpose: Purpose = "curve") -> SingleEpochLa
     law = _logdomain(sigma, M, LOGDOMAIN_BUDGET_S)
     if law is not None:
         return law
-    tilted = _tilted(sigma, M)
+    tilted = _tilted(sigma, M, max(float(reach), 1e-10))
     if tilted.converged:
         return tilted
     return fourier_law(sigma, M, tail)

@@ -6,7 +6,10 @@ Each command module in :data:`COMMANDS` defines ``register(subparsers)`` and set
 with ``--json``) and returns the exit status.  :func:`main` turns every failure a user can cause
 into one line on stderr and an exit status, never a traceback:
 
-* bad input (``ValueError``, an overflowing number, an unwritable output path): one line, exit 2;
+* bad input (``ValueError``, an overflowing number, an unwritable output path): one line, exit 2,
+  naming the options as the user typed them (``--sigma`` or its alias ``--noise-multiplier``);
+* no answer exists at the parameters asked about (the theorem does not apply, no M, no noise
+  multiplier meets the target): the reason, exit 1;
 * Ctrl-C: exit 130;
 * the reader of stdout went away (``dpbounds table1 | head -1``): exit 141, silently.
 """
@@ -14,13 +17,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import textwrap
 from typing import Any, NoReturn, Sequence
 
+from dpbounds._errors import NoAnswer
 from dpbounds.cli import _accountant, _core, _dpsgd, _plan, _plot, _rdp, _sweep, _tradeoff
 from dpbounds.cli._numbers import NEGATIVE_NUMBER
-from dpbounds.cli._output import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED
+from dpbounds.cli._options import RecordingStore, in_flags, typed_in_argv
+from dpbounds.cli._output import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_NOT_VALID
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -67,8 +73,23 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         # argparse decides by this pattern whether "-1e-5" is a value or an unknown option
         self._negative_number_matcher = NEGATIVE_NUMBER
+        # every stored value remembers the option string that set it (for messages)
+        self.register("action", None, RecordingStore)
+        self.register("action", "store", RecordingStore)
+        self._argv: list[str] = []
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
+        # argparse names an option with aliases as "--sigma/--noise-multiplier": name the one typed
+        m = re.match(r"argument ((?:--[\w-]+/)+--[\w-]+): ", message)
+        if m:
+            typed = typed_in_argv(m.group(1).split("/"), self._argv)
+            if typed:
+                message = f"argument {typed}: " + message[m.end():]
         sys.stderr.write(f"dpbounds: error: {message}\n")
         raise SystemExit(EXIT_ERROR)
 
@@ -86,8 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Differential-privacy bounds for DP-SGD: random allocation, Poisson subsampling and "
                     "sampling without replacement.",
         epilog="Run 'dpbounds COMMAND --help' for a command's options and an example.\n\n"
-               "Exit status: 0 ok; 1 the bound does not apply (delta); 2 bad input; 3 the certified\n"
-               "bracket is wider than --tolerance; 130 interrupted.",
+               "Exit status: 0 the answer is printed; 1 no answer exists at these parameters (the\n"
+               "theorem does not apply, no M or no noise multiplier meets the target; the reason is\n"
+               "printed); 2 bad input; 3 the certified bracket is wider than --tolerance; 130\n"
+               "interrupted.  Tables of several schemes (dpsgd, rdp) mark a row without an answer\n"
+               "with its reason and still exit 0.",
     )
     parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output (non-finite numbers as null)")
@@ -105,9 +129,10 @@ def _stdout_gone() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _run(argv: Sequence[str] | None) -> int:
+def _run(argv: Sequence[str] | None, parsed: list[argparse.Namespace]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    parsed.append(args)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -116,15 +141,21 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpbounds`` with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
+    parsed: list[argparse.Namespace] = []
     try:
         try:
-            return _run(argv)
+            return _run(argv, parsed)
         finally:
             # buffered output meets a closed pipe here, inside the handlers below, not at
             # interpreter exit (also after --help / --version, which leave by SystemExit)
             sys.stdout.flush()
+    except NoAnswer as exc:   # a question without an answer, not bad input
+        text = in_flags(str(exc), parsed[0]) if parsed else str(exc)
+        sys.stderr.write(f"dpbounds: {text}\n")
+        return EXIT_NOT_VALID
     except (ValueError, ArithmeticError) as exc:  # ArithmeticError: e.g. OverflowError from a huge input
-        sys.stderr.write(f"dpbounds: error: {exc}\n")
+        text = in_flags(str(exc), parsed[0]) if parsed else str(exc)
+        sys.stderr.write(f"dpbounds: error: {text}\n")
         return EXIT_ERROR
     except BrokenPipeError:
         return _stdout_gone()

@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 
 from dpbounds import PrecisionWarning, PrivacyBracket, RandomAllocationAccountant
-from dpbounds._errors import DPBoundsError
+from dpbounds._errors import DPBoundsError, NoAnswer
 from dpbounds.cli._numbers import count, real
-from dpbounds.cli._options import add_json_flag
-from dpbounds.cli._output import EXIT_OK, EXIT_TOLERANCE_MISSED, emit_json, writing
+from dpbounds.cli._options import add_json_flag, add_sigma
+from dpbounds.cli._output import EXIT_NOT_VALID, EXIT_OK, EXIT_TOLERANCE_MISSED, emit_json, writing
 
 __all__ = ["register"]
 
@@ -25,7 +25,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         epilog="example:\n  dpbounds epsilon --sigma 1.1 --rounds 234 --epochs 10 --delta 1e-5\n"
                "  dpbounds epsilon --sigma 1 --rounds 1e6 --delta 0.05 --method closed_form")
     add_json_flag(p)
-    p.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma, e.g. 1.1")
+    add_sigma(p, "noise multiplier sigma, e.g. 1.1")
     p.add_argument("--rounds", type=count, required=True, help="rounds (steps) per epoch M, e.g. 234 or 1e4")
     p.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     p.add_argument("--delta", type=real, required=True, help="target delta, e.g. 1e-5")
@@ -46,7 +46,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         epilog="example:\n  dpbounds curve --sigma 1 --rounds 100 --out curve.csv\n"
                "  dpbounds curve --sigma 1 --rounds 100 --epochs 3 --points 201 --out curve.png")
     add_json_flag(c)
-    c.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma, e.g. 1")
+    add_sigma(c, "noise multiplier sigma, e.g. 1")
     c.add_argument("--rounds", type=count, required=True, help="rounds per epoch M, e.g. 100 or 1e4")
     c.add_argument("--epochs", type=count, default=1,
                    help="E > 1 writes a certified LOWER bound on the E-epoch curve (err column = nan)")
@@ -61,7 +61,17 @@ def _epsilon(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         # the result carries the shortfall (tolerance_met, note); it is reported below
         warnings.simplefilter("ignore", PrecisionWarning)
-        res = acc.get_epsilon_bracket(args.delta)
+        try:
+            res = acc.get_epsilon_bracket(args.delta)
+        except NoAnswer:   # the closed form: Theorem 3.1 does not apply at (sigma, M)
+            why = (f"Theorem 3.1 does not apply at sigma = {args.sigma:g}, M = {args.rounds} (needs M >= 3, "
+                   "sigma >= sqrt(3 / ln M) and its condition (2)); --method exact gives a certified bracket")
+            if getattr(args, "json", False):
+                emit_json({"epsilon_lower": None, "epsilon_upper": None, "method": args.method,
+                           "kind": acc.bound_kind, "reason": why})
+            else:
+                print(f"closed form (Theorem 3.1 + composition): no guarantee: {why}")
+            return EXIT_NOT_VALID
     lo, hi = res
     met = bool(getattr(res, "tolerance_met", True))
     note = str(getattr(res, "note", ""))
@@ -81,6 +91,8 @@ def _epsilon(args: argparse.Namespace) -> int:
     else:
         txt = "0 (Theorem 3.1 certifies (0, delta)-DP)" if hi == 0 else "not certified at this delta"
         print(f"closed form (Theorem 3.1 + composition): epsilon = {txt}")
+    if args.method == "closed_form" and hi != 0:
+        return EXIT_NOT_VALID   # no epsilon is certified at this delta
     if not met:
         sys.stderr.write(f"dpbounds: warning: tolerance {args.tolerance:g} not met: {note}\n")
         return EXIT_TOLERANCE_MISSED

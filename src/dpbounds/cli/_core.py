@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from dpbounds.cli._numbers import count, real
-from dpbounds.cli._options import add_coefficient, add_json_flag
+from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma
 from dpbounds.cli._output import EXIT_NOT_VALID, EXIT_OK, Column, emit_json, print_table
 from dpbounds.epochs import per_epoch_delta
 from dpbounds.theorem31 import min_dataset_size, rounds_closed_form, rounds_required, theorem31
@@ -89,7 +89,7 @@ def _rounds(args: argparse.Namespace) -> int:
         print(f"rounds per epoch (M_exact):  {int(m)}")
         print(f"closed form eq. (4):         {cf:.6g}")
         print(f"minimum dataset size N:      {n:.6g}")
-    return EXIT_OK
+    return EXIT_OK if math.isfinite(m) else EXIT_NOT_VALID   # no M: no answer, as delta's "does not apply"
 
 
 def _delta(args: argparse.Namespace) -> int:
@@ -128,14 +128,15 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_table1)
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma (noise std / clip norm), e.g. 1")
+    add_sigma(common, "noise multiplier sigma (noise std / clip norm), e.g. 1")
     add_coefficient(common)
     add_json_flag(common)
 
     p = sub.add_parser(
         "rounds", parents=[common], help="rounds per epoch M needed for a target delta (Theorem 3.1)",
         description="The smallest number of rounds per epoch M for which Theorem 3.1 certifies the "
-                    "target delta, the closed form (4) and the smallest dataset size N.",
+                    "target delta, the closed form (4) and the smallest dataset size N (exit status 1 "
+                    "when no M <= 2^53 does).",
         epilog="example:\n  dpbounds rounds --sigma 1 --delta 0.01\n"
                "  dpbounds rounds --sigma 1 --delta 1e-5 --epochs 4 --coefficient simplified")
     p.add_argument("--delta", type=real, required=True, help="target delta (the total over the epochs), e.g. 1e-5")

@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 EXIT_OK = 0
-#: ``dpbounds delta``: the numbers are printed, but Theorem 3.1 does not apply at them
+#: no answer exists at the parameters asked about (Theorem 3.1 does not apply, no M, no noise
+#: multiplier meets the target); the reason is printed
 EXIT_NOT_VALID = 1
 #: bad input (one line on stderr)
 EXIT_ERROR = 2

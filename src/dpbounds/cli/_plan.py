@@ -8,8 +8,8 @@ import numpy as np
 
 from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
-from dpbounds.cli._options import add_coefficient, add_json_flag
-from dpbounds.cli._output import EXIT_OK, emit_json
+from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma, flag
+from dpbounds.cli._output import EXIT_NOT_VALID, EXIT_OK, emit_json
 from dpbounds.planner import plan
 
 __all__ = ["parse_sigma", "register"]
@@ -82,8 +82,7 @@ def register(subparsers: Any) -> None:
                    help="how the target is checked: Theorem 3.1's closed form, or the exact random-allocation "
                         "accountant")
     add_coefficient(p)
-    p.add_argument("--sigma", default=None, metavar="GRID",
-                   help="the sigma grid: a list (0.5,1,2) or a range START:STOP:NUM[:log|lin]; default a log grid "
+    add_sigma(p, required=False, default=None, type=None, metavar="GRID", help="the sigma grid: a list (0.5,1,2) or a range START:STOP:NUM[:log|lin]; default a log grid "
                         "from 0.316 to 19.95 that contains 1")
     p.add_argument("--objective", choices=("noise", "batch_size"), default="noise",
                    help="minimise the noise C sigma M / N, or maximise the batch N / M")
@@ -94,12 +93,16 @@ def register(subparsers: Any) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
+    try:
+        grid = parse_sigma(args.sigma)
+    except DPBoundsError as exc:   # name the option as typed (--sigma or --noise-multiplier)
+        raise DPBoundsError(str(exc).replace("--sigma", flag(args, "sigma"), 1)) from None
     result = plan(args.dataset_size, delta=args.delta, epsilon=args.epsilon, epochs=args.epochs,
                   clip_norm=args.clip_norm, accountant=args.accountant, coefficient=args.coefficient,
-                  sigma=parse_sigma(args.sigma), objective=args.objective, rtol=args.rtol,
+                  sigma=grid, objective=args.objective, rtol=args.rtol,
                   tolerance=args.tolerance)
     if getattr(args, "json", False):
         emit_json(result.to_dict())
     else:
         print(result.table())
-    return EXIT_OK
+    return EXIT_OK if result.optimum is not None else EXIT_NOT_VALID   # no sigma of the grid admits an M

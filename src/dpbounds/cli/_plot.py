@@ -5,7 +5,7 @@ import argparse
 from typing import Any, Callable
 
 from dpbounds.cli._numbers import count, real
-from dpbounds.cli._options import add_coefficient, add_json_flag
+from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma
 from dpbounds.cli._output import EXIT_OK, emit_json, writing
 
 __all__ = ["register", "add_output_options", "write_figure"]
@@ -95,14 +95,16 @@ def register(subparsers: Any) -> None:
     r.set_defaults(func=_rounds)
 
     t = plots.add_parser("tradeoff", help="trade-off curves f(a): G_mu, Theorem 3.1, CLT, Edgeworth, exact",
-                         description="The trade-off curve f(a) of E epochs of random allocation and its gap "
-                                     "1 - a - f(a): G_mu with the asymptotic mu, Theorem 3.1's lower bound, the "
-                                     "CLT and Edgeworth approximations (one epoch) and the exact curve (E > 1: "
-                                     "the exact accountant's certified lower bound), sampled adaptively.",
+                         description="The trade-off curves f(a) of E epochs of random allocation, drawn so that "
+                                     "they differ: left their gaps 1 - a - f(a) on a log scale, right their "
+                                     "differences from the exact curve on a symmetric log scale.  G_mu with the "
+                                     "asymptotic mu, Theorem 3.1's lower bound, the CLT and Edgeworth "
+                                     "approximations (one epoch) and the exact curve (E > 1: the exact "
+                                     "accountant's certified lower bound), sampled adaptively.",
                          epilog="example:\n  dpbounds plot tradeoff --sigma 1 --rounds 1e6\n"
                                 "  dpbounds plot tradeoff --sigma 1.1 --rounds 234 --epochs 10 -o e10.png")
     add_output_options(t, "tradeoff")
-    t.add_argument("--sigma", type=real, default=1.0, help="noise multiplier sigma")
+    add_sigma(t, "noise multiplier sigma", required=False, default=1.0)
     t.add_argument("--rounds", type=count, default=1_000_000, help="rounds per epoch M")
     t.add_argument("--epochs", type=count, default=1, help="number of epochs E")
     add_coefficient(t)
@@ -111,10 +113,11 @@ def register(subparsers: Any) -> None:
     e = plots.add_parser("epsilon", help="epsilon against epochs: random allocation, Poisson (exact) and RDP",
                          description="epsilon(delta) against epochs for random allocation (exact accountant, M "
                                      "rounds per epoch), Poisson subsampling (exact accountant, rate 1/M) and "
-                                     "the RDP moments accountant (same sigma and rate); certified brackets shaded.",
+                                     "the RDP moments accountant (same sigma and rate); below, each exact "
+                                     "accountant's certified bracket relative to its upper end.",
                          epilog="example:\n  dpbounds plot epsilon --sigma 1.1 --rounds 234 --epochs 1 10 100")
     add_output_options(e, "epsilon")
-    e.add_argument("--sigma", type=real, default=1.1, help="noise multiplier sigma")
+    add_sigma(e, "noise multiplier sigma", required=False, default=1.1)
     e.add_argument("--rounds", type=count, default=234, help="rounds per epoch M (Poisson rate 1/M)")
     e.add_argument("--delta", type=real, default=1e-5, help="target delta")
     e.add_argument("--epochs", type=count, nargs="+", default=[1, 2, 3, 5, 10, 20, 30, 50, 100],

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.cli._numbers import count
+from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_json_flag
 from dpbounds.cli._output import EXIT_OK, emit_json, writing
 
@@ -20,15 +21,18 @@ list 'v1,v2,...', one number, or a generated range 'start:stop:num:lin|log' (int
 slowest) or, with --zip, the list of points of equally long axes.  Invalid points are kept, with
 valid=False and the reason.
 
-With -o the long format (one row per point) is written to a .parquet or .csv file chunk by chunk,
-with a manifest <out>.sweep.json; --resume continues an interrupted sweep.  Without -o the same
-rows are printed as CSV on stdout (--json: a JSON list of rows).
+With -o the long format (one row per point) is written to a .parquet or .csv file, with a
+manifest <out>.sweep.json.  Finished chunks are saved as they come in <out>.partial/, and the
+file is written when the sweep is complete; Ctrl-C, SIGTERM and SIGHUP stop it after saving,
+--resume continues it (even after a kill).  An existing file that is not this sweep's output is
+refused unless --overwrite.  Without -o the same rows are printed as CSV on stdout (--json: a
+JSON list of rows).
 
 The grid can also come from a TOML file:  dpbounds sweep grid.toml
 
   quantity = "delta_bound"
   out = "grid.parquet"            # optional, as the options chunk_size, engine, workers,
-  [axes]                          # zip, resume, progress
+  [axes]                          # zip, resume, overwrite, progress
   sigma = "0.5:4:50:lin"          # or [0.5, 1.0] or {start = 0.5, stop = 4, num = 50, scale = "lin"}
   rounds = "1e3:1e9:100:log"
   [options]
@@ -36,7 +40,7 @@ The grid can also come from a TOML file:  dpbounds sweep grid.toml
 
 'dpbounds sweep --list' lists the quantities with their axes and options."""
 
-_RUN_KEYS = ("quantity", "out", "chunk_size", "engine", "workers", "zip", "resume", "progress")
+_RUN_KEYS = ("quantity", "out", "chunk_size", "engine", "workers", "zip", "resume", "overwrite", "progress")
 _TABLE_KEYS = ("axes", "options")
 
 
@@ -77,6 +81,8 @@ def register(subparsers: Any) -> None:
                    help="where chunks are evaluated (default: local)")
     p.add_argument("--workers", type=count, default=None, help="processes of --engine processes (default: CPUs)")
     p.add_argument("--resume", action="store_true", default=None, help="continue an interrupted sweep into -o")
+    p.add_argument("--overwrite", action="store_true", default=None,
+                   help="replace what -o holds even if it is not this sweep's output (or an unfinished run)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only on a terminal, for sweeps over a second)")
     names = sorted({a.name for q in quantities.values() for a in q.axes})
@@ -92,7 +98,7 @@ def register(subparsers: Any) -> None:
         if o.choices:
             p.add_argument(flag, dest=f"opt_{name}", choices=o.choices, default=None, help=f"option: {o.help}")
         else:
-            p.add_argument(flag, dest=f"opt_{name}", default=None, metavar="X", help=f"option: {o.help}")
+            p.add_argument(flag, dest=f"opt_{name}", type=real, default=None, metavar="X", help=f"option: {o.help}")
     p.set_defaults(func=handler)
 
 
@@ -183,38 +189,58 @@ def handler(args: argparse.Namespace) -> int:
     # the command line's run options override the file's
     for key, value in (("out", args.out), ("chunk_size", args.chunk_size), ("engine", args.engine),
                        ("workers", args.workers), ("zip", args.zip), ("resume", args.resume),
-                       ("progress", args.progress)):
+                       ("overwrite", args.overwrite), ("progress", args.progress)):
         if value is not None:
             run[key] = value
     out = run.pop("out", None)
     zipped = bool(run.pop("zip", False))
-    if out is None:
-        return _to_stdout(quantity, axes, zipped, run, getattr(args, "json", False))
-    with writing(str(out), "-o"):
-        path, tally = run_sweep(quantity, out=out, zipped=zipped, axes=axes, **run)
+    # a warning is one "dpbounds: warning: ..." line on stderr, as the other commands print them
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if out is None:
+                return _to_stdout(quantity, axes, zipped, run, getattr(args, "json", False))
+            with writing(str(out), "-o"):
+                path, tally = run_sweep(quantity, out=out, zipped=zipped, axes=axes, **run)
+        finally:
+            _print_warnings(caught)
     skipped = f" ({tally.skipped} resumed from the file)" if tally.skipped else ""
     print(f"wrote {tally.points + tally.skipped} points to {path}{skipped}; "
           f"{tally.invalid} of the {tally.points} computed now are invalid (see the valid and reason columns)")
     return EXIT_OK
 
 
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for w in caught:
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            sys.stderr.write(f"dpbounds: warning: {text}\n")
+
+
 def _to_stdout(quantity: str, axes: dict[str, Any], zipped: bool, run: dict[str, Any], as_json: bool) -> int:
     """The rows as CSV on stdout, chunk by chunk (or, with --json, one JSON list)."""
     from dpbounds.sweep._engines import run_engine
-    from dpbounds.sweep._sweep import plan_sweep
-    from dpbounds.sweep._writers import CsvWriter, chunk_columns, columns
+    from dpbounds.sweep._sweep import Tally, count_chunk, plan_sweep, warn_imprecise
+    from dpbounds.sweep._writers import CsvStreamWriter, chunk_columns, columns
 
     if run.pop("resume", False):
         raise DPBoundsError("--resume needs -o (a .parquet or .csv file to continue)")
+    if run.pop("overwrite", False):
+        raise DPBoundsError("--overwrite needs -o (the file to replace)")
     plan = plan_sweep(quantity, axes, chunk_size=run.get("chunk_size"), zipped=zipped)
     chunks = run_engine(run.get("engine", "local"), plan, 0, run.get("workers"))
+    tally = Tally()
     if not as_json:
-        writer = CsvWriter(plan, None, False, stream=sys.stdout)
+        writer = CsvStreamWriter(plan, sys.stdout)
         try:
             for res in chunks:
                 writer.write(res)
+                count_chunk(tally, res)
         finally:
             writer.close()
+        warn_imprecise(plan.quantity, tally)
         return EXIT_OK
     names = columns(plan)
     table = plan.quantity.reason_table()
@@ -224,5 +250,7 @@ def _to_stdout(quantity: str, axes: dict[str, Any], zipped: bool, run: dict[str,
         cols["reason"] = res.reason_strings(table)
         lists = [cols[c].tolist() for c in names]
         rows.extend(dict(zip(names, r)) for r in zip(*lists))
+        count_chunk(tally, res)
     emit_json(rows)
+    warn_imprecise(plan.quantity, tally)
     return EXIT_OK

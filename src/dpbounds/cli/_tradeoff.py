@@ -10,7 +10,7 @@ import numpy as np
 from dpbounds import tradeoff as T
 from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
-from dpbounds.cli._options import add_coefficient, add_json_flag
+from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma
 from dpbounds.cli._output import EXIT_OK, Column, emit_json, print_table
 
 __all__ = ["register"]
@@ -94,7 +94,7 @@ def register(subparsers: Any) -> None:
         epilog="example:\n  dpbounds tradeoff --sigma 1 --rounds 1000 --a 0.1 0.5\n"
                "  dpbounds tradeoff --sigma 2 --rounds 100 --a 0.3 --method clt --method lower-bound")
     add_json_flag(p)
-    p.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma, e.g. 1")
+    add_sigma(p, "noise multiplier sigma, e.g. 1")
     p.add_argument("--rounds", type=count, required=True, help="rounds per epoch M, e.g. 1000 or 1e4")
     p.add_argument("--a", type=real, nargs="+", required=True, help="type-I error(s) a in [0, 1]")
     p.add_argument("--method", choices=tuple(_CURVES), action="append",
@@ -120,7 +120,7 @@ def register(subparsers: Any) -> None:
                     "Roth and Su).  Central-limit approximations, not bounds.",
         epilog="example:\n  dpbounds gdp-mu --sigma 1 --rounds 1000 --epochs 4 --delta 1e-5")
     add_json_flag(m)
-    m.add_argument("--sigma", type=real, required=True, help="noise multiplier sigma, e.g. 1")
+    add_sigma(m, "noise multiplier sigma, e.g. 1")
     m.add_argument("--rounds", type=count, required=True, help="rounds per epoch M (Poisson rate 1/M), e.g. 1000")
     m.add_argument("--epochs", type=real, default=1.0, help="number of epochs E (may be fractional)")
     m.add_argument("--delta", type=real, help="also give eps(delta) for each mu")

@@ -46,16 +46,32 @@ def epsilon_series(sigma: float, rounds: float, delta: float, epochs: Sequence[i
     return out
 
 
+def _plain_log_ticks(axis: Any) -> None:
+    """One tick format on a log axis: plain numbers (0.3, 1, 20) at 1, 2, 3 and 5 times the decades;
+    labels at 1, 2 and 5 (3 too when the axis spans under two decades), never 10^x forms."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    lo, hi = sorted(axis.get_view_interval())
+    few = hi / max(lo, 1e-300) < 100.0
+    axis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0) if not few else (1.0, 2.0, 3.0, 5.0)))
+    axis.set_minor_locator(LogLocator(base=10.0, subs=tuple(float(k) for k in range(1, 10)), numticks=100))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
 def epsilon_figure(sigma: float = 1.1, rounds: float = 234, delta: float = 1e-5, *,
                    epochs: Sequence[int] = EPSILON_EPOCHS, tolerance: float = 2e-3) -> Any:
     """epsilon(delta) against the number of epochs for random allocation, Poisson and RDP.
 
     Random allocation (M rounds per epoch) and Poisson subsampling (rate 1/M, E M steps) by
     their exact accountants, and the RDP moments accountant of the Poisson-subsampled
-    Gaussian with the same sigma, rate and steps (see :func:`epsilon_series`).  The exact
-    accountants' certified brackets [lower, upper] are drawn as a shaded band around the
-    upper end (relative width about ``tolerance``, so usually thinner than the line); the
-    RDP value is an upper bound and has no band.
+    Gaussian with the same sigma, rate and steps (see :func:`epsilon_series`).  The top panel
+    draws the upper ends, log-log, with the certified brackets as bands at their true width;
+    a bracket is about ``tolerance`` wide (relative), thinner than a line there, so the bottom
+    panel draws each exact accountant's bracket [lower, upper] relative to its own upper end,
+    in percent, as a band from 100 (lower / upper - 1) to 0, with the tolerance dashed.  The
+    RDP value is an upper bound and has no band.  Tick labels are plain numbers throughout;
+    the legend is outside the data.
 
     Parameters
     ----------
@@ -72,6 +88,8 @@ def epsilon_figure(sigma: float = 1.1, rounds: float = 234, delta: float = 1e-5,
     Returns
     -------
     matplotlib.figure.Figure
+        ``axes[0]``: epsilon (one line per accountant, a band per exact one); ``axes[1]``: each
+        exact accountant's bracket relative to its upper end (a band and its lower edge).
 
     Examples
     --------
@@ -82,8 +100,8 @@ def epsilon_figure(sigma: float = 1.1, rounds: float = 234, delta: float = 1e-5,
     """
     series = epsilon_series(sigma, rounds, delta, epochs, tolerance)
     e = np.array([float(x) for x in epochs])
-    fig = new_figure(6.4, 4.4)
-    ax = fig.add_subplot()
+    fig = new_figure(6.4, 6.2)
+    ax, ax_rel = fig.subplots(2, 1, sharex=True, height_ratios=(2.2, 1.0))
     for key, label, color, marker in (("random_allocation", "random allocation (exact)", "C0", "o"),
                                       ("poisson", "Poisson (exact)", "C1", "s"),
                                       ("rdp", "Poisson (RDP)", "C2", "^")):
@@ -91,16 +109,28 @@ def epsilon_figure(sigma: float = 1.1, rounds: float = 234, delta: float = 1e-5,
         ax.plot(e, hi, "-", marker=marker, ms=4, color=color, label=label)
         if key != "rdp":
             ax.fill_between(e, lo, hi, color=color, alpha=0.3, lw=0)
+            # the bracket relative to its own upper end: [100 (lower / upper - 1), 0] percent
+            rel_lo = 100.0 * (lo / hi - 1.0)
+            ax_rel.fill_between(e, rel_lo, 0.0, color=color, alpha=0.35, lw=0,
+                                label=f"{label}: certified bracket")
+            ax_rel.plot(e, rel_lo, "-", color=color, lw=1.0, marker=marker, ms=3, label="_nolegend_")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("epochs E")
     ax.set_ylabel(f"epsilon at delta = {float(delta):g}")
-    ax.set_title(f"sigma = {float(sigma):g}, M = {float(rounds):g} rounds per epoch (Poisson rate 1/M)\n"
-                 "exact: certified brackets (shaded); RDP: upper bound", fontsize=10)
-    from matplotlib.ticker import ScalarFormatter
-
-    for axis in (ax.xaxis, ax.yaxis):  # plain numbers, not 10^x
-        axis.set_major_formatter(ScalarFormatter())
+    ax.set_title(f"sigma = {float(sigma):g}, M = {float(rounds):g} rounds per epoch (Poisson rate 1/M); "
+                 "RDP: upper bound", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.margins(x=0.05)
+    _plain_log_ticks(ax.xaxis)
+    _plain_log_ticks(ax.yaxis)
+    ax_rel.axhline(0.0, color="0.3", lw=0.6)
+    ax_rel.axhline(-100.0 * tolerance, color="0.3", lw=0.8, ls="--", label=f"tolerance ({tolerance:g})")
+    ax_rel.set_ylim(min(-100.0 * tolerance, float(np.nanmin(ax_rel.get_ylim()))) * 1.15, 100.0 * tolerance * 0.15)
+    ax_rel.set_xlabel("epochs E")
+    ax_rel.set_ylabel("bracket: lower / upper - 1 (%)", fontsize=9)
+    ax_rel.grid(True, which="both", alpha=0.3)
+    ax_rel.xaxis.set_major_formatter(ax.xaxis.get_major_formatter())
+    handles, labels = ax.get_legend_handles_labels()
+    h2, l2 = ax_rel.get_legend_handles_labels()
+    fig.legend(handles + h2, labels + l2, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return fig

@@ -1,21 +1,15 @@
 """Rényi DP of three subsampled mechanisms against the order: the companion paper's Figure 1."""
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import (
-    _kernels,  # type: ignore[attr-defined, unused-ignore]
-    rdp,
-)
 from dpbounds import _validation as V
+from dpbounds import rdp
 from dpbounds.figures._canvas import new_figure
 from dpbounds.figures._regimes import MECHANISMS, Regime, check_mechanisms, resolve
-from dpbounds.rdp import Mechanism
-from dpbounds.rdp._mechanisms import _BOUNDS
 
 __all__ = ["rdp_bounds_figure", "BOUND_LABELS"]
 
@@ -32,21 +26,6 @@ def _orders(alpha_max: int, points: int) -> FArr:
     return np.unique(np.round(np.geomspace(2.0, float(alpha_max), points)))
 
 
-def _wor_lower(alpha: FArr, base: Mechanism, gamma: float) -> FArr:
-    """The lower bound for a Laplace or randomized-response base at integer orders.
-
-    The divergence of the realisable pair ((1 - gamma) Q + gamma P, Q) for the base's
-    worst-case pair (P, Q), from the base's integer-order curve -- the same kernel as
-    ``subsampled_gaussian_wor(..., bound="lower")`` (docs/rdp.md, "Lower bound").  It is
-    defined at integer orders only: interpolating it between them would not be a lower bound.
-    """
-    n = int(alpha.max()) + 1
-    table = np.zeros(n)
-    table[2:] = base.rdp(np.arange(2, n, dtype=np.float64))
-    curve = np.asarray(_kernels.wor_table(table, math.inf, gamma, _BOUNDS["lower"]), dtype=np.float64)
-    return np.asarray(curve[alpha.astype(np.intp)], dtype=np.float64)
-
-
 def _curves(reg: Regime, mechanism: str, alpha: FArr) -> dict[str, FArr]:
     """bound -> eps'(alpha) of one subsampled mechanism (the numbers the figure draws)."""
     g = reg.gamma
@@ -56,7 +35,8 @@ def _curves(reg: Regime, mechanism: str, alpha: FArr) -> dict[str, FArr]:
     base = reg.base(mechanism)
     out = {b: np.asarray(rdp.subsampled_wor(alpha, base, g, bound=b), dtype=np.float64)
            for b in ("theorem9", "improved")}
-    out["lower"] = _wor_lower(alpha, base, g)
+    # the divergence of a realisable pair, at integer orders only (docs/rdp.md, "Lower bound")
+    out["lower"] = np.asarray(rdp.subsampled_wor(alpha, base, g, bound="lower"), dtype=np.float64)
     return out
 
 

@@ -5,6 +5,7 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
+from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds.figures._canvas import new_figure
@@ -14,8 +15,9 @@ __all__ = ["rounds_figure", "ROUNDS_DELTAS", "M_MAX"]
 
 #: The deltas drawn by default.
 ROUNDS_DELTAS = (1e-2, 1e-3, 1e-4, 1e-5)
-#: Largest M drawn: beyond 2^53 doubles no longer hold every integer (rounds_required gives inf).
-M_MAX = 2.0 ** 53
+#: Largest M drawn: the largest M rounds_required searches, 2^53 (beyond, doubles no longer hold
+#: every integer, and rounds_required gives inf).
+M_MAX = float(_ufuncs.ROUNDS_MAX)
 
 
 def rounds_figure(*, deltas: Sequence[float] = ROUNDS_DELTAS, sigma_min: float = 0.4,

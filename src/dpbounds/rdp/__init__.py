@@ -21,7 +21,7 @@ noise std / C).  Values under the two relations are not comparable as such.
 
 All functions validate their arguments (``ValueError`` naming the parameter), broadcast
 over arrays, and return a Python float for scalar input.  The raw kernels, which return
-NaN instead of raising, are in :mod:`dpbounds.rdp._rdp`.
+NaN instead of raising, are the ``rdp_*`` ufuncs of :mod:`dpbounds.ufuncs`.
 """
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ from dpbounds.rdp._hybrid_clipping import (
 )
 from dpbounds.rdp._mechanisms import (
     _BOUNDS,
+    _QUAD_MAX_NODES,
+    ALPHA_MAX,
     Custom,
     Gaussian,
     Laplace,
@@ -57,6 +59,11 @@ from dpbounds.rdp._mechanisms import (
     RandomizedResponse,
     SubsampledGaussianWOR,
     SubsampledWOR,
+    _quad_nodes,
+    check_work,
+    poisson_work,
+    short_number,
+    wor_work,
 )
 from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
 
@@ -152,8 +159,12 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
     b = V.check_choice("bound", bound, tuple(_BOUNDS))
     a, s, g = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
                             "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, gamma=gamma)
-    if np.any(a[np.isfinite(a)] > 1e6):
-        raise DPBoundsError("alpha must be <= 1e6 (or inf)")
+    if np.any(a[np.isfinite(a)] > ALPHA_MAX):
+        raise DPBoundsError(f"alpha must be <= {short_number(ALPHA_MAX)} (or inf)")
+    # the orders as given (a is broadcast with sigma and gamma): each is repeated n / a0.size times
+    a0 = np.asarray(alpha, dtype=np.float64)
+    n = a.size
+    check_work("alpha", wor_work(a0) * (n / max(a0.size, 1)), f"{n:,} order evaluations")
     return V.scalar_or_array(_kernels.wor_gaussian(a, s, g, _BOUNDS[b]))
 
 
@@ -171,8 +182,12 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
         (entries 0 and 1 are ignored; it must reach ``ceil(max alpha)``, +1 for "improved").
     gamma : array_like
         Sampling ratio in [0, 1].
-    bound : {"theorem9", "improved"}
+    bound : {"theorem9", "improved", "lower"}
         "improved" is valid only for mechanisms meeting WBK19's condition (Gaussian, Laplace).
+        "lower": the divergence of the realisable pair ((1 - gamma) Q + gamma P, Q) for the
+        base's worst-case pair (P, Q) -- a LOWER bound, for optimality checks only, defined at
+        integer orders >= 2 only (interpolating it would not be a lower bound); it takes no
+        clamp.
     eps_inf : float, optional
         The base pure-DP epsilon (default: ``base_rdp(inf)`` for callables, inf for arrays --
         always valid, only less tight).
@@ -183,8 +198,10 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
         Clamped by the base eps(alpha) (callables) and by log(1 + gamma(e^{eps_inf} - 1)).
         Relative error <= 1e-12 vs mpmath (tests/test_rdp_kernels.py).
     """
-    V.check_choice("bound", bound, ("theorem9", "improved"))
+    V.check_choice("bound", bound, tuple(_BOUNDS))
     a, g = V.check_args({"alpha": _ORDER, "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, gamma=gamma)
+    if bound == "lower":
+        V.check("alpha", a, V.Constraint.INTEGER_GE_2.holds(a), "an integer >= 2 for the lower bound")
     fin = np.isfinite(a)
     amax = float(np.max(a[fin])) if fin.any() else 2.0
     need = int(math.ceil(max(amax, 2.0))) + 1 + (1 if bound == "improved" else 0)
@@ -219,6 +236,8 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
         raise DPBoundsError(f"eps_inf must be >= 0, got {eps_inf!r}")
     gu, inv = np.unique(g.ravel(), return_inverse=True)
     curves = np.asarray(_kernels.wor_table(table, ei, gu, _BOUNDS[bound]))
+    if bound == "lower":   # integer orders: the kernel's values as they are
+        return V.scalar_or_array(curves[inv, a.ravel().astype(np.intp)].reshape(a.shape))
     af = np.where(fin, a, 2.0).ravel()
     lo = np.clip(np.floor(af), 2, None).astype(np.intp)
     hi = np.clip(np.ceil(af), 2, None).astype(np.intp)
@@ -233,20 +252,6 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     out = np.where(fin.ravel(), out, at_inf)
     out = np.where(gflat == 0, 0.0, out)
     return V.scalar_or_array(out.reshape(a.shape))
-
-
-#: DPB_RDP_QUAD_MAX_NODES of csrc/dpb_rdp_poisson.h: the C core answers NaN above it
-_QUAD_MAX_NODES = 1e6
-
-
-def _quad_nodes(a: Any, s: Any) -> Any:
-    """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
-    # (sigma clipped at 10, where 0.9 pi sigma > 5 already: 0.9 pi sigma overflowed at sigma ~ 1.8e308)
-    d = np.minimum(0.9 * np.pi * np.minimum(s, 10.0), 5.0)
-    h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
-    # alpha / sigma beyond the doubles (sigma subnormal) is an inf count: over the cap, refused
-    with np.errstate(over="ignore"):
-        return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
 
 
 def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any:
@@ -286,8 +291,8 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
     m = V.check_choice("mode", mode, ("exact", "compat"))
     a, s, qq = V.check_args({"alpha": _ORDER, "sigma": V.Constraint.FINITE_POSITIVE,
                              "q": V.Constraint.CLOSED_UNIT}, alpha=alpha, sigma=sigma, q=q)
-    if np.any(a[np.isfinite(a)] > 1e6):
-        raise DPBoundsError("alpha must be <= 1e6 (or inf)")
+    if np.any(a[np.isfinite(a)] > ALPHA_MAX):
+        raise DPBoundsError(f"alpha must be <= {short_number(ALPHA_MAX)} (or inf)")
     a, s, qq = np.broadcast_arrays(a, s, qq)
     costly = (np.isfinite(a) & ((a != np.floor(a)) | (a == 1.0)) & (qq > 0) & (qq < 1) & (s <= 1e100)
               & (_quad_nodes(a, s) > _QUAD_MAX_NODES))
@@ -297,6 +302,7 @@ def poisson_gaussian(alpha: Any, sigma: Any, q: Any, mode: str = "exact") -> Any
             f"sigma must be larger for the fractional order alpha = {float(a.ravel()[i])!r} (got sigma = {float(s.ravel()[i])!r}): "
             f"the quadrature would need {float(_quad_nodes(a.ravel()[i], s.ravel()[i])):.3g} nodes "
             f"(cap {_QUAD_MAX_NODES:.0e}, cost ~ alpha/sigma^2); use integer orders")
+    check_work("alpha", poisson_work(a, s, qq, m == "compat"), f"{a.size:,} order evaluations")
     f = getattr(_ufuncs, f"rdp_poisson_gaussian_{m}")
     return V.scalar_or_array(f(a, s, qq))
 

@@ -19,11 +19,17 @@ from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._protocol import PrivacyAccountant, initial_steps
 from dpbounds.rdp._mechanisms import (
+    _QUAD_MAX_NODES,
+    ALPHA_MAX,
     Mechanism,
     PoissonGaussian,
     SubsampledGaussianWOR,
+    check_work,
+    short_number,
 )
-from dpbounds.rdp._outward import delta_at, eps_objective, logdelta_objective
+from dpbounds.rdp._outward import _EPS as _OUT_EPS
+from dpbounds.rdp._outward import _LOGDELTA as _OUT_LOGDELTA
+from dpbounds.rdp._outward import delta_at
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS"]
 
@@ -109,8 +115,8 @@ class RDPAccountant(PrivacyAccountant):
                 raise DPBoundsError(f"orders must hold at most {ORDERS_MAX:,} orders (the memory cap), got {o.size:,}")
             self.orders = o
         mo = V.check_scalar("max_order", max_order, V.Constraint.REAL)
-        if not (2.0 <= mo <= 1e6):
-            raise DPBoundsError(f"max_order must be in [2, 1e6], got {max_order!r}")
+        if not (2.0 <= mo <= ALPHA_MAX):
+            raise DPBoundsError(f"max_order must be in [2, {short_number(ALPHA_MAX)}], got {max_order!r}")
         self.max_order = mo
         self._terms: dict[object, tuple[Mechanism, float]] = {}
         start = initial_steps(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size)
@@ -201,33 +207,42 @@ class RDPAccountant(PrivacyAccountant):
         return out
 
     def _rdp(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
-        tot = np.zeros(a.shape)
+        # inf * 0 and inf - inf are NaN (the order is skipped); c * v beyond the doubles is inf,
+        # its right value (an order useless for the conversion, not an error)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return self._rdp_quiet(a)
+
+    def _rdp_quiet(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The composed curve; the caller silences numpy's overflow and invalid warnings."""
+        tot: NDArray[np.float64] | None = None
         for m, c in self._terms.values():
             if c == 0:
                 continue
-            # an order above what a mechanism evaluates (the integer-order tables stop at 1e6) is
-            # unusable: NaN, skipped like the other unusable orders, not an error about alpha
+            # an order above what a mechanism evaluates (the integer-order tables stop at ALPHA_MAX)
+            # is unusable: NaN, skipped like the other unusable orders, not an error about alpha
             over = np.isfinite(a) & (a > m._max_order())
             if over.any():
-                v = np.where(over, np.nan, np.asarray(m.rdp(np.where(over, 2.0, a)), dtype=np.float64))
+                r = np.where(over, np.nan, np.asarray(m.rdp(np.where(over, 2.0, a)), dtype=np.float64))
             else:
-                v = np.asarray(m.rdp(a), dtype=np.float64)
-            # inf * 0 and inf - inf are NaN (the order is skipped); c * v beyond the doubles is inf,
-            # its right value (an order useless for the conversion, not an error)
-            with np.errstate(invalid="ignore", over="ignore"):
-                tot = tot + c * v
-        return tot
+                r = np.asarray(m.rdp(a), dtype=np.float64)
+            v = c * r
+            # 0 + x is x for every x but -0.0 (which stays -0.0 here, as 0 + -0.0 = 0.0 would
+            # not): the same doubles as adding to zeros, one array fewer
+            tot = v if tot is None else tot + v
+        if tot is None:
+            return np.zeros(np.shape(a))
+        return tot + 0.0
 
     # ---------------------------------------------------------------- conversion
     def _objective(self, kind: str, target: float) -> "_Objective":
-        # rounded towards the safe side (rdp/_outward.py): each order's value is never below
-        # the exact conversion of the composed curve at that order
-        f = eps_objective if kind == "eps" else logdelta_objective
-        conv = self.conversion
+        # rounded towards the safe side (rdp/_outward.py, compiled): each order's value is never
+        # below the exact conversion of the composed curve at that order
+        f = (_OUT_EPS if kind == "eps" else _OUT_LOGDELTA)[self.conversion]
+        t = float(target)
+        curve = self._rdp_quiet
 
         def value(a: NDArray[np.float64]) -> NDArray[np.float64]:
-            a = np.asarray(a, dtype=np.float64)
-            return f(a, self._rdp(a), np.float64(target), conv)
+            return f(a, curve(a), t)  # type: ignore[no-any-return]
 
         return _Objective(value, "delta" if kind == "eps" else "epsilon", target)
 
@@ -237,7 +252,9 @@ class RDPAccountant(PrivacyAccountant):
         return float(delta_at(aa, self._rdp(aa), np.float64(epsilon), self.conversion)[0])
 
     def _minimise(self, obj: "_Objective", scan_all: bool = False) -> tuple[float, float]:
-        v_, a_ = self._search(obj, scan_all)
+        # the objective evaluates the composed curve without numpy's warnings (see _rdp)
+        with np.errstate(invalid="ignore", over="ignore"):
+            v_, a_ = self._search(obj, scan_all)
         if obj.usable == 0:
             # the orders (given, or the search's) are what fails, whatever delta or epsilon asked
             # for; both are named so that the message says which query it was
@@ -245,14 +262,20 @@ class RDPAccountant(PrivacyAccountant):
                 f"orders must include a usable one: no usable order for {obj.target_name} = {obj.target!r}, "
                 f"the composed RDP curve is NaN at all {obj.skipped} orders tried "
                 "(e.g. fractional orders of the Poisson-subsampled Gaussian beyond its quadrature cap "
-                "of 1e6 nodes, cost ~ alpha / sigma^2, or orders above 1e6 for the without-replacement "
-                "bounds); give integer orders up to 1e6 (orders=...)")
+                f"of {short_number(_QUAD_MAX_NODES)} nodes, cost ~ alpha / sigma^2, or orders above "
+                f"{short_number(ALPHA_MAX)} for the without-replacement bounds); give integer orders up to "
+                f"{short_number(ALPHA_MAX)} (orders=...)")
         return v_, a_
 
     def _search(self, obj: "_Objective", scan_all: bool) -> tuple[float, float]:
         if not self._terms:
             return float(obj(np.array([2.0]))[0]), 2.0
         if self.orders is not None:
+            # refused before any work where the orders would take too long (10^6 fractional orders
+            # of the Poisson-subsampled Gaussian ran for minutes)
+            for m, c in self._terms.values():
+                if c != 0:
+                    check_work("orders", m.work(self.orders), f"{m!r} at these {self.orders.size:,} orders")
             v = obj(self.orders)
             i = int(np.argmin(v))
             return float(v[i]), float(self.orders[i])
@@ -288,7 +311,7 @@ class RDPAccountant(PrivacyAccountant):
         v = obj(upper)
         i = int(np.argmin(v))
         # only a clear improvement (beyond the refinement's rounding noise) replaces the optimum,
-        # so wherever the first local minimum was global the result is unchanged
+        # so where the first local minimum is global the scan of the upper orders leaves it as it is
         if float(v[i]) < best_v - _SCAN_MARGIN * max(1.0, abs(best_v)):
             best_v, best_a = self._refine(obj, np.concatenate([grid, upper]), float(v[i]), float(upper[i]))
         return best_v, best_a
@@ -354,7 +377,8 @@ class RDPAccountant(PrivacyAccountant):
         dv = self._delta_at(a, e)
         return (dv, a) if return_order else dv
 
-    # ---------------------------------------------------------------- calibration
+    # ---------------------------------------------------------------- limits of a run
+    # (the noise multiplier is calibrated by dpbounds.calibrate_noise(..., accountant="rdp"))
     @staticmethod
     def _dpsgd(sigma: float, rate: float, steps: float, sampling: str, bound: str, mode: str,
                orders: None | str | Iterable[float], conversion: str) -> "RDPAccountant":
@@ -364,39 +388,6 @@ class RDPAccountant(PrivacyAccountant):
         else:
             mech = SubsampledGaussianWOR(sigma, rate, bound)
         return acc.compose(mech, steps)
-
-    @staticmethod
-    def calibrate_sigma(epsilon: float, delta: float, steps: float, rate: float, *,
-                        sampling: str = "poisson", bound: str = "improved", mode: str = "exact",
-                        orders: None | str | Iterable[float] = None, conversion: str = "improved",
-                        rtol: float = 1e-6, sigma_max: float = 1e4) -> float:
-        """Smallest noise multiplier sigma (to relative ``rtol``, rounded up) with eps(delta) <= epsilon.
-
-        ``sampling="poisson"`` (rate = q, add/remove) or ``"wor"`` (rate = gamma, replace-one:
-        sigma is relative to the replace-one sensitivity 2C).  Bisection in log sigma; eps is
-        decreasing in sigma.  The search range is [1e-2, ``sigma_max``]: returns 1e-2 if that
-        already suffices, inf if even ``sigma_max`` does not.
-        """
-        target = _calib_args(epsilon, delta, steps, rate, sampling)
-        rtol = V.check_scalar("rtol", rtol, V.Constraint.OPEN_UNIT)
-        sigma_max = V.check_scalar("sigma_max", sigma_max, V.Constraint.FINITE_POSITIVE)
-
-        def eps_of(s: float) -> float:
-            return float(RDPAccountant._dpsgd(s, rate, steps, sampling, bound, mode, orders,
-                                              conversion).get_epsilon(delta))  # type: ignore[arg-type]
-
-        if eps_of(sigma_max) > target:
-            return math.inf
-        lo, hi = 1e-2, sigma_max
-        if eps_of(lo) <= target:
-            return lo
-        while hi / lo > 1 + rtol:
-            mid = math.sqrt(lo * hi)
-            if eps_of(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
-        return hi
 
     @staticmethod
     def max_steps(epsilon: float, delta: float, sigma: float, rate: float, *,
@@ -477,7 +468,7 @@ class _Objective:
         k = int(np.count_nonzero(nan))
         self.skipped += k
         self.usable += v.size - k
-        return np.where(nan, np.inf, v)
+        return np.where(nan, np.inf, v) if k else v
 
 
 def _skipped(obj: _Objective) -> str:

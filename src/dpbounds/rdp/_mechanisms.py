@@ -33,7 +33,72 @@ __all__ = [
     "Custom",
 ]
 
-_BOUNDS = {"theorem9": 0, "improved": 1, "lower": 2}
+#: bound name -> the C core's DPB_WOR_* value the kernels take (read from C)
+_BOUNDS = dict(_ufuncs.WOR_BOUNDS)
+
+#: largest order the RDP kernels evaluate: above it they answer NaN (read from C)
+ALPHA_MAX = float(_ufuncs.RDP_ALPHA_MAX)
+
+#: most quadrature nodes of one real-order evaluation: the C core answers NaN above it (read from C)
+_QUAD_MAX_NODES = float(_ufuncs.RDP_QUAD_MAX_NODES)
+
+
+def short_number(x: float) -> str:
+    """A power of ten as messages write it: 1e6, not 1e+06."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+#: Most work one evaluation of a curve at a set of orders may take, in units of one quadrature
+#: node of the Poisson-subsampled Gaussian (about 50 ns): about 20 s.  More is refused before
+#: it starts, naming the orders (rdp.poisson_gaussian, rdp.subsampled_gaussian_wor and the
+#: accountant's fixed orders; tests/test_rdp_compiled.py::test_work_limit_refuses_a_million_fractional_orders_at_once).
+WORK_MAX = 4e8
+
+
+def _quad_nodes(a: Any, s: Any) -> Any:
+    """Nodes of the real-order quadrature (the count dpb_rdp_poisson_quad_log computes)."""
+    # (sigma clipped at 10, where 0.9 pi sigma > 5 already: 0.9 pi sigma overflowed at sigma ~ 1.8e308)
+    d = np.minimum(0.9 * np.pi * np.minimum(s, 10.0), 5.0)
+    h = np.minimum(2 * np.pi * d / (80.0 + 0.5 * d * d), 0.2)
+    # alpha / sigma beyond the doubles (sigma subnormal) is an inf count: over the cap, refused
+    with np.errstate(over="ignore"):
+        return np.ceil((np.maximum(a / s, 0.0) + 80.0) / h)
+
+
+def poisson_work(a: Any, s: Any, q: Any, compat: bool = False) -> float:
+    """Work units of the Poisson-subsampled Gaussian at orders ``a`` (broadcast with sigma, q):
+    quadrature nodes at fractional orders (capped: beyond it the kernel answers NaN at once),
+    one per binomial term (alpha terms) at integer orders; the compat series adds up to 16384
+    terms of three lgamma each at fractional orders."""
+    a, s, q = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(s, dtype=np.float64),
+                                  np.asarray(q, dtype=np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):
+        live = np.isfinite(a) & (a >= 1.0) & (q > 0) & (q < 1) & (s <= 1e100)
+        frac = live & ((a != np.floor(a)) | (a == 1.0))
+        nodes = np.where(frac, _quad_nodes(a, s), 0.0)
+        nodes = np.where(nodes <= _QUAD_MAX_NODES, nodes, 0.0)
+        if compat:
+            nodes = nodes + np.where(frac, 5e4, 0.0)
+        terms = np.where(live & ~frac, np.minimum(a, ALPHA_MAX), 0.0)
+        return float(np.sum(nodes) + np.sum(terms))
+
+
+def wor_work(a: Any) -> float:
+    """Work units of the without-replacement bounds at orders ``a``: O(order) terms of ~5 ns each
+    (a tenth of a unit) per order, ceil(alpha) for a fractional one."""
+    a = np.asarray(a, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        fin = np.isfinite(a) & (a >= 1.0)
+        return float(np.sum(np.where(fin, np.ceil(np.minimum(a, ALPHA_MAX)), 0.0))) * 0.2
+
+
+def check_work(name: str, work: float, what: str) -> None:
+    """Refuse, naming the parameter, an evaluation estimated beyond WORK_MAX."""
+    if work > WORK_MAX:
+        raise DPBoundsError(
+            f"{name} must ask for at most {WORK_MAX:.0e} units of work (a unit: one quadrature node of the "
+            f"Poisson-subsampled Gaussian, ~50 ns; the limit is about 20 s), but {what} would need about "
+            f"{work:.2g}; give fewer or smaller orders (integer orders need no quadrature)")
 
 
 class Mechanism:
@@ -53,6 +118,10 @@ class Mechanism:
     def _max_order(self) -> float:
         """The largest finite order ``rdp`` evaluates (above it, DPBoundsError naming alpha)."""
         return math.inf
+
+    def work(self, alpha: NDArray[np.float64]) -> float:
+        """Estimated cost of ``rdp(alpha)`` in the units of WORK_MAX (closed forms: next to nothing)."""
+        return 0.01 * float(np.size(alpha))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mechanism) and self.key == other.key
@@ -137,6 +206,9 @@ class PoissonGaussian(Mechanism):
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(self._f(alpha, self.sigma, self.q))
 
+    def work(self, alpha: NDArray[np.float64]) -> float:
+        return poisson_work(alpha, self.sigma, self.q, self.mode == "compat")
+
     def __repr__(self) -> str:
         return f"PoissonGaussian(sigma={self.sigma!r}, q={self.q!r}, mode={self.mode!r})"
 
@@ -148,7 +220,10 @@ class _IntegerTable(Mechanism):
     neighbouring = "replace-one"
 
     def __init__(self) -> None:
-        self._table = np.full(3, np.nan)
+        # empty until the first evaluation builds it (a 3-entry NaN placeholder answered NaN at
+        # orders in [1, 2] on a fresh object: table[2] was never computed)
+        self._table = np.full(0, np.nan)
+        self._far: dict[int, float] = {}   # orders beyond the table evaluated alone (_far_values)
 
     def _compute(self, n: int) -> NDArray[np.float64]:  # table[j] for j < n  # pragma: no cover
         raise NotImplementedError
@@ -167,38 +242,77 @@ class _IntegerTable(Mechanism):
             self._table = self._compute(n)
 
     def _max_order(self) -> float:
-        return _rdp_alpha_max()
+        return ALPHA_MAX
 
     def _compute_at(self, orders: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """The curve at the given integer orders alone (None: only whole tables can be built)."""
         return None
 
     def _at_orders(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The integer-order curve at ``idx``: from the table, or order by order above _DENSE_MAX."""
+        """The integer-order curve at ``idx``: from the table, or order by order far above it."""
         imax = int(np.max(idx)) if idx.size else 2
-        high = idx >= max(_DENSE_MAX, self._table.shape[0])
-        need = np.unique(idx[high])
-        vals = self._compute_at(need.astype(np.float64)) if need.size else None
+        n = self._table.shape[0]
+        if imax < n:
+            return self._table[idx]
+        # The table grows by doubling: O(m^2) work up to order m, shared by every order below it.
+        # Orders far beyond it (a fixed list such as 128, 256, 512, 1024, or the scan of a search)
+        # are evaluated alone where that is cheaper, O(order) each, and always above _DENSE_MAX
+        # (a whole table up to 1e6 takes hours).  They are the table's values bit for bit.
+        dense = min(imax, max(65, 2 * n - 1))
+        high = idx > dense
+        far = np.unique(idx[high])
+        vals = None
+        if far.size and (imax >= _DENSE_MAX
+                         or 8.0 * float(np.sum(far, dtype=np.float64)) < float(imax) ** 2 - float(dense) ** 2):
+            vals = self._far_values(far)
         if vals is None:
             self._ensure(float(imax))
             return self._table[idx]
-        # the orders above the table are evaluated alone, where a whole table up to order n costs
-        # O(n^2) (hours at 1e6); they are the table's values bit for bit, and not kept (a query
-        # asks for a few of them; keeping them would grow without bound)
-        low = idx[~high]
-        if low.size:
-            self._ensure(float(np.max(low)))
+        self._ensure(float(dense))
         out = np.empty(idx.shape)
-        out[~high] = self._table[low]
-        out[high] = vals[np.searchsorted(need, idx[high])]
+        out[~high] = self._table[idx[~high]]
+        out[high] = vals[np.searchsorted(far, idx[high])]
         return out
+
+    def _far_values(self, orders: NDArray[np.intp]) -> NDArray[np.float64] | None:
+        """The curve at sorted distinct integer orders beyond the table, kept for the next queries
+        (up to _FAR_KEEP of them: a query asks for a few); None where only whole tables exist."""
+        known = self._far
+        missing = [int(o) for o in orders if int(o) not in known]
+        if missing:
+            vals = self._compute_at(np.asarray(missing, dtype=np.float64))
+            if vals is None:
+                return None
+            if len(known) + len(missing) > _FAR_KEEP:
+                fresh = dict(zip(missing, (float(v) for v in vals)))
+                return np.array([known[int(o)] if int(o) in known else fresh[int(o)] for o in orders])
+            known.update(zip(missing, (float(v) for v in vals)))
+        return np.array([known[int(o)] for o in orders])
+
+    def _fast_base(self) -> float | None:
+        """For the compiled path: NaN (no base clamp), the base Gaussian's sigma, or None (a base
+        only Python can evaluate)."""
+        return math.nan
+
+    def work(self, alpha: NDArray[np.float64]) -> float:
+        # the integer orders beyond the table, O(order) each (those in it cost nothing)
+        a = np.asarray(alpha, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            need = np.unique(np.ceil(a[np.isfinite(a) & (a >= self._table.shape[0] - 1)]))
+        return wor_work(need) + 0.01 * float(a.size)
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         a = np.asarray(alpha, dtype=np.float64)
+        fb = self._fast_base()
+        if a.size and fb is not None and float(np.max(a)) < self._table.shape[0] - 1:
+            # orders inside the table (NaN and inf fail the test above): one compiled pass
+            # (_kernels.table_interp), the same doubles as the steps below
+            out = np.asarray(_kernels.table_interp(a, self._table, fb, self._at_inf()), dtype=np.float64)
+            return out if out.ndim else out[()]
         fin = np.isfinite(a)
         amax = float(np.max(a[fin])) if fin.any() else 2.0
-        if amax > _rdp_alpha_max():
-            raise DPBoundsError(f"alpha must be <= {_rdp_alpha_max():g} for integer-order bounds, got {amax!r}")
+        if amax > ALPHA_MAX:
+            raise DPBoundsError(f"alpha must be <= {ALPHA_MAX:g} for integer-order bounds, got {amax!r}")
         af = np.where(fin, a, 2.0)
         lo = np.clip(np.floor(af), 2, None).astype(np.intp)
         hi = np.clip(np.ceil(af), 2, None).astype(np.intp)
@@ -212,15 +326,14 @@ class _IntegerTable(Mechanism):
         return out if out.ndim else out[()]
 
 
-def _rdp_alpha_max() -> float:
-    return 1e6
+#: Most orders beyond the table kept per object (_IntegerTable._far_values)
+_FAR_KEEP = 4096
 
-
-#: Integer orders below this come from the per-object table (built whole: O(n^2) work for the
-#: without-replacement bounds, 1 s at n = 1e4; it covers the accountant's default max_order);
-#: higher ones, where a mechanism can evaluate single orders, are evaluated order by order:
-#: O(order) each where the improved bound's certificate skips the Pearson-Vajda terms (small
-#: sigma), O(order^2) where it does not (large sigma, as one table up to that order)
+#: The per-object table (built whole: O(n^2) work for the without-replacement bounds, 1 s at
+#: n = 1e4) never grows to this order; orders at or above it, and orders far above the table
+#: where that is cheaper, are evaluated order by order where a mechanism can: O(order) each where
+#: the improved bound's certificate skips the Pearson-Vajda terms (small sigma), O(order^2) where
+#: it does not (large sigma, as one table up to that order)
 _DENSE_MAX = 20000
 
 
@@ -257,12 +370,15 @@ class SubsampledGaussianWOR(_IntegerTable):
 
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         a = np.asarray(alpha, dtype=np.float64)
-        if self._b == 2:   # lower bound: exact at real orders (no interpolation)
-            return np.asarray(_kernels.wor_gaussian(a, self.sigma, self.gamma, 2))
+        if self.bound == "lower":   # exact at real orders (no interpolation)
+            return np.asarray(_kernels.wor_gaussian(a, self.sigma, self.gamma, self._b))
         return super().rdp(a)
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(_ufuncs.rdp_gaussian(alpha, self.sigma))
+
+    def _fast_base(self) -> float | None:
+        return self.sigma
 
     def _at_inf(self) -> float:
         return math.inf if self.gamma > 0 else 0.0
@@ -316,6 +432,9 @@ class SubsampledWOR(_IntegerTable):
 
     def _base(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(self._f(alpha), dtype=np.float64)
+
+    def _fast_base(self) -> float | None:
+        return None
 
     def _at_inf(self) -> float:
         if self.gamma == 0:

@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
 
 def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_size: int | None = None,
           progress: bool | None = None, engine: str = "local", zip: bool = False, resume: bool = False,
-          workers: int | None = None, **axes: Any) -> Any:
+          overwrite: bool = False, workers: int | None = None, **axes: Any) -> Any:
     """Evaluate a quantity over a grid of parameters, in memory or streamed to a file.
 
     Parameters
@@ -47,7 +47,9 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     out : str or path, optional
         Write the long format (one row per point: axis columns, outputs, ``valid``, ``reason``)
         to a ``.parquet`` (needs pyarrow) or ``.csv`` file, chunk by chunk in constant memory,
-        with a sidecar manifest ``<out>.sweep.json``.  Without it the result is returned.
+        with a sidecar manifest ``<out>.sweep.json``.  The finished chunks are saved as they
+        come in ``<out>.partial/``; ``out`` is written (atomically) only when the sweep is
+        complete.  Without ``out`` the result is returned.
     chunk_size : int, optional
         Points per chunk (default: 2**20 for closed forms, a few points for the exact
         quantities).  Results do not depend on it.
@@ -62,8 +64,14 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
         False (default): the Cartesian grid of the axes in the order given (first axis
         slowest).  True: the axes are equally long point lists.
     resume : bool
-        With ``out``: continue an interrupted sweep after the chunks its manifest lists as
-        finished (an error names what differs if the grid, quantity or options changed).
+        With ``out``: continue an interrupted sweep from the chunks it saved (those that still
+        match their checksums; an error names what differs if the grid, quantity or options
+        changed).
+    overwrite : bool
+        With ``out``: replace whatever is there -- a file that is not this sweep's output, a
+        finished sweep of other parameters, an unfinished run.  Without it these are refused
+        (naming the file) and left untouched; a finished output of the same sweep is replaced
+        without asking.
     workers : int, optional
         Processes of the ``"processes"`` engine (default: the number of CPUs); threads of dask's
         default scheduler.
@@ -86,7 +94,9 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     ------
     DPBoundsError
         For an unknown quantity, axis or option, a malformed axis spec (naming the axis),
-        unequal axes with ``zip=True``, a bad ``out`` suffix, or a resume that does not match.
+        unequal axes with ``zip=True``, a bad ``out`` suffix, a resume that does not match, an
+        ``out`` that holds something else (see ``overwrite``), another sweep writing the same
+        ``out`` at the same time, or a failed write (a full disk: the finished chunks are kept).
         Points outside the domain do not raise: they are kept, with ``valid`` False and the
         ``reason``.
 
@@ -94,8 +104,10 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     -----
     The values equal those of the public functions at the same points bit for bit (the same
     compiled kernels); see docs/sweep.md for the validity rules, the file format, resuming and
-    running on a dask cluster.  A sweep interrupted by Ctrl-C finishes the chunk at hand,
-    closes the file (which then holds every finished chunk) and re-raises KeyboardInterrupt.
+    running on a dask cluster.  A sweep stopped by Ctrl-C, SIGTERM or SIGHUP saves its
+    finished chunks, writes its manifest and removes its temporary files, then raises
+    KeyboardInterrupt (Ctrl-C) or ends the process by that signal (SIGTERM, SIGHUP); even
+    after SIGKILL, ``resume=True`` continues from the last chunks saved.
 
     Examples
     --------
@@ -111,5 +123,5 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     from dpbounds.sweep._sweep import run_sweep
 
     result, _ = run_sweep(quantity, out=out, chunk_size=chunk_size, progress=progress, engine=engine, zipped=zip,
-                          resume=resume, workers=workers, axes=axes)
+                          resume=resume, overwrite=overwrite, workers=workers, axes=axes)
     return result

@@ -20,9 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds.sweep._grid import Grid, Layout
+from dpbounds.sweep._interrupt import Interrupts
 from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE, Quantity
 
-__all__ = ["ChunkResult", "Plan", "evaluate_chunk", "finish", "put_reasons", "resolve_outer"]
+__all__ = ["Abandoned", "ChunkResult", "Plan", "evaluate_chunk", "finish", "finish_values", "put_reasons",
+           "reason_codes", "resolve_outer"]
 
 FArr = NDArray[np.float64]
 
@@ -50,6 +52,8 @@ class ChunkResult:
 
     ``codes`` (element-wise quantities) are reason codes into ``Quantity.reason_table()``, or
     None when every point is valid; ``reasons`` (point-wise quantities) are the strings.
+    ``deferred``: the codes were not computed (``valid`` is exact); :func:`reason_codes` gives
+    them from the values when they are asked for.
     """
 
     lo: int
@@ -58,6 +62,7 @@ class ChunkResult:
     valid: NDArray[np.bool_]
     codes: NDArray[np.int16] | None = None
     reasons: NDArray[np.object_] | None = None
+    deferred: bool = False   # element-wise chunk evaluated without its reasons (see evaluate_chunk)
 
     def reason_strings(self, table: list[str]) -> NDArray[np.object_]:
         """The reason of every point as an object array of str ("" where valid)."""
@@ -203,6 +208,58 @@ def finish(plan: Plan, lo: int, hi: int, values: dict[str, FArr], recompute: boo
     return codes
 
 
+def _recompute_nonfinite(plan: Plan, lo: int, hi: int, values: dict[str, FArr], finite: NDArray[np.bool_]) -> bool:
+    """Re-evaluate element-wise the non-finite points of a block from a kernel whose non-finite
+    values may differ from the element-wise path's (a separable kernel without status bits);
+    ``finite``: ``isfinite`` of the main output.  Whether any point was re-evaluated."""
+    q = plan.quantity
+    if finite.all():
+        return False
+    idx = np.flatnonzero(~finite)
+    sub = q.compute(_args_at(plan, lo, idx), plan.options)
+    for k in q.outputs:
+        values[k][idx] = sub[k]
+    return True
+
+
+def finish_values(plan: Plan, lo: int, hi: int, values: dict[str, FArr], valid: NDArray[np.bool_],
+                  finite_in_valid: bool = False) -> None:
+    """:func:`finish` without the reasons: NaN where an axis breaks its constraint, and ``valid``
+    (the same points as ``finish``'s zero codes: finite, with every axis inside its constraint).
+    ``finite_in_valid``: ``valid`` holds ``isfinite`` of the main output already."""
+    q = plan.quantity
+    codes = _constraint_codes(plan, lo, hi)
+    if not finite_in_valid:
+        np.isfinite(values[q.outputs[0]], out=valid)
+    if codes is not None:
+        broken = codes != 0
+        for k in q.outputs:
+            values[k][broken] = np.nan
+        valid &= ~broken
+
+
+def reason_codes(plan: Plan, lo: int, hi: int, values: Mapping[str, FArr], valid: NDArray[np.bool_]) -> NDArray[np.int16] | None:
+    """The reason codes of points ``lo..hi-1`` of a deferred chunk (``values``: the whole result).
+
+    As the chunk would have carried them: with a fused kernel, the chunk is evaluated again with
+    its status bits (the same values, bit for bit) -- a separable chunk (whole rows) by the
+    separable kernel, an element-wise block by the element-wise one; otherwise the quantity's
+    status function at the non-finite points (:func:`finish`'s own path).
+    """
+    if valid.all():
+        return None
+    q = plan.quantity
+    if plan.path == "outer" and _fills_status(plan.outer):
+        # a chunk of whole rows: the separable kernel again, now with its status bits
+        return _outer(plan, lo, hi, None).codes
+    scratch = {k: np.array(values[k][lo:hi]) for k in q.outputs}   # finish writes NaN where it already is
+    if _fills_status(q.compute):
+        status = np.empty(hi - lo, dtype=np.int8)
+        _evaluate_block(plan, lo, hi, scratch, status)
+        return finish(plan, lo, hi, scratch, status=status)
+    return finish(plan, lo, hi, scratch)
+
+
 def _result(lo: int, hi: int, values: dict[str, NDArray[Any]], codes: NDArray[np.int16] | None,
             valid: NDArray[np.bool_] | None = None) -> ChunkResult:
     if valid is None:
@@ -249,11 +306,19 @@ def _evaluate_block(plan: Plan, b0: int, b1: int, dest: Mapping[str, NDArray[Any
             q.compute(args, plan.options, out=piece, status=status[p.lo - b0:p.hi - b0].reshape(p.shape))
 
 
-def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None) -> ChunkResult:
+def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None,
+                 reasons: bool = True) -> ChunkResult:
     q = plan.quantity
     n = hi - lo
     values = {k: (out[k] if out is not None else np.empty(n)) for k in q.outputs}
     valid = out["valid"] if out is not None and "valid" in out else np.empty(n, dtype=bool)
+    if not reasons:
+        for b0 in range(lo, hi, BLOCK):
+            b1 = min(hi, b0 + BLOCK)
+            dest = {k: v[b0 - lo:b1 - lo] for k, v in values.items()}
+            _evaluate_block(plan, b0, b1, dest, None)
+            finish_values(plan, b0, b1, dest, valid[b0 - lo:b1 - lo])
+        return ChunkResult(lo, hi, values, valid, deferred=True)
     # A kernel that fills the status bits in the same pass is a little slower than the plain
     # one (its argument checks, the extra output), and the bits are needed only where a
     # result is not finite.  So a block is evaluated by the plain kernel while the previous
@@ -300,7 +365,7 @@ def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] |
     return ChunkResult(lo, hi, values, valid, codes=codes)
 
 
-def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None) -> ChunkResult:
+def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None, reasons: bool = True) -> ChunkResult:
     q, grid = plan.quantity, plan.grid
     assert plan.outer is not None
     rest = plan.layout.unit
@@ -314,15 +379,24 @@ def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None)
     # the axes the caller left at their defaults are passed by name, as the options are
     kwargs: dict[str, Any] = {**plan.options, **plan.grid.fixed}
     fused = _fills_status(plan.outer)
-    if fused:
+    if fused and reasons:
         status_block = np.empty(shape, dtype=np.int8)
         kwargs["status"] = status_block
-        if out is not None and perm == sorted(perm):
-            # the block is already in the grid's order: the kernel writes the result's own slice
-            kwargs["out"] = out[main].reshape(shape)
+    if out is not None and perm == sorted(perm) and (fused or getattr(plan.outer, "takes_out", False)):
+        # the block is already in the grid's order: the kernel writes the result's own slice
+        kwargs["out"] = out[main].reshape(shape)
     block = np.asarray(plan.outer(*axes, **kwargs), dtype=np.float64)
     # a copy only where the block is not already in the grid's order
     values = {main: np.ascontiguousarray(np.transpose(block, perm)).reshape(-1)}
+    if not reasons:
+        # the values only, the reasons when asked for: a fused kernel without its status bits
+        # gives the element-wise values (but where an axis breaks its constraint, set to NaN
+        # below), any other separable kernel is corrected where its result is not finite
+        valid = np.empty(hi - lo, dtype=bool) if out is None or "valid" not in out else out["valid"]
+        np.isfinite(values[main], out=valid)
+        redone = not fused and _recompute_nonfinite(plan, lo, hi, values, valid)
+        finish_values(plan, lo, hi, values, valid, finite_in_valid=not redone)
+        return ChunkResult(lo, hi, values, valid, deferred=True)
     status = np.ascontiguousarray(np.transpose(status_block, perm)).reshape(-1) if fused else None
     codes = finish(plan, lo, hi, values, recompute=not fused, status=status)
     return _result(lo, hi, values, codes, None if out is None else out.get("valid"))
@@ -333,8 +407,29 @@ def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None)
 _POINT_LOCK = threading.Lock()
 
 
-def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
+class Abandoned(Exception):
+    """A signal came while a point-wise chunk was being evaluated: the chunk is dropped."""
+
+
+def _block(plan: Plan, lo: int, hi: int, stop: Interrupts | None = None) -> ChunkResult:
     q = plan.quantity
+    n = hi - lo
+    args: dict[str, Any] = {k: np.full(n, v) for k, v in plan.grid.fixed.items()}
+    args.update(plan.grid.coords(lo, hi))
+
+    def check() -> None:
+        if stop is not None and stop.requested:
+            raise Abandoned
+
+    r = q.compute(args, plan.options, check)
+    values = {k: np.asarray(r[k], dtype=np.float64) for k in q.outputs}
+    return ChunkResult(lo, hi, values, np.asarray(r["valid"], dtype=bool), reasons=r["reasons"])
+
+
+def _point(plan: Plan, lo: int, hi: int, stop: Interrupts | None = None) -> ChunkResult:
+    q = plan.quantity
+    if q.kind == "block":
+        return _block(plan, lo, hi, stop)
     n = hi - lo
     coords = plan.grid.coords(lo, hi)
     values: dict[str, NDArray[Any]] = {k: np.full(n, np.nan) for k in q.outputs}
@@ -343,6 +438,8 @@ def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
     reasons = np.empty(n, dtype=object)
     reasons.fill("")
     for i in range(n):
+        if stop is not None and stop.requested:
+            raise Abandoned
         point = dict(plan.grid.fixed)
         point.update({k: float(v[i]) for k, v in coords.items()})
         try:
@@ -358,16 +455,22 @@ def _point(plan: Plan, lo: int, hi: int) -> ChunkResult:
     return ChunkResult(lo, hi, values, valid, reasons=reasons)
 
 
-def evaluate_chunk(plan: Plan, i: int, out: Mapping[str, NDArray[Any]] | None = None) -> ChunkResult:
+def evaluate_chunk(plan: Plan, i: int, out: Mapping[str, NDArray[Any]] | None = None,
+                   stop: Interrupts | None = None, reasons: bool = True) -> ChunkResult:
     """The outputs of chunk ``i`` of ``plan``.
 
     ``out`` (element-wise and outer paths): arrays of the chunk's length the outputs and
     ``valid`` are written into (the in-memory result's own slices: no copy); the outer path
     writes its output there when its kernel takes ``out=`` and the block is in the grid's order.
+    ``stop`` (point-wise quantities, whose chunks may take seconds): :class:`Abandoned` is
+    raised between two points once it is set.  ``reasons=False`` (element-wise and outer
+    paths): the values and ``valid`` only, the chunk marked ``deferred`` -- the in-memory
+    result computes the reasons when they are read (:func:`reason_codes`), which for a
+    separable kernel is most of the sweep's time otherwise.
     """
     lo, hi = plan.layout.bounds(i)
     if plan.path == "point":
-        return _point(plan, lo, hi)
+        return _point(plan, lo, hi, stop)
     if plan.path == "outer":
-        return _outer(plan, lo, hi, out)
-    return _elementwise(plan, lo, hi, out)
+        return _outer(plan, lo, hi, out, reasons)
+    return _elementwise(plan, lo, hi, out, reasons)

@@ -9,9 +9,13 @@ how one chunk is computed:
   dispatch through ``__array_ufunc__``).  Each axis is checked against the constraint the package's
   ufunc declaration table gives it; ``status(args, options)`` (optional) explains, with the
   package's status bits, the points where the result is NaN or infinite.
-* ``kind="point"``: the exact accountants, calibration and Renyi-DP conversions, which take
-  scalars.  ``compute(point, options)`` evaluates one point through the public API; a
+* ``kind="point"``: the exact accountants and calibration, which take scalars.
+  ``compute(point, options)`` evaluates one point through the public API; a
   :class:`dpbounds.DPBoundsError` there marks that point invalid with its message.
+* ``kind="block"``: the Renyi-DP epsilons, point-wise quantities evaluated a block of points
+  at a time (:mod:`dpbounds.sweep._rdp`): ``compute(args, options, stop)`` takes arrays and
+  returns the outputs, ``valid`` and ``reasons`` (the error message of each invalid point),
+  equal to the point-wise ``compute.point(point, options)`` at every point.
 
 ``outer`` optionally names (dotted path) or holds a separable-grid function: called with the
 1-D values of ``outer_axes`` (and the options as keywords) it returns the whole Cartesian
@@ -22,8 +26,9 @@ A ``compute`` or ``outer`` with a true ``fills_status`` attribute also takes ``s
 int8 array (of the outputs' shape) it fills with the quantity's status bits in the same pass,
 equal to what ``status`` returns at every point whose axes obey their constraints.  The engine
 then reads the reasons of the non-finite points from it instead of calling ``status`` on them.
-Such an ``outer`` also takes ``out=``: the C-contiguous float64 block to write (and return).
-Any ``outer`` returns a new array or ``out``: the engine writes into it.
+Such an ``outer`` also takes ``out=``: the C-contiguous float64 block to write (and return),
+as does one with a true ``takes_out`` attribute.  Any ``outer`` returns a new array or
+``out``: the engine writes into it.
 """
 from __future__ import annotations
 
@@ -93,7 +98,7 @@ class Quantity:
     name: str
     summary: str
     axes: tuple[Axis, ...]
-    kind: str                                   # "ufunc" or "point"
+    kind: str                                   # "ufunc", "point" or "block"
     compute: Callable[..., Any]
     outputs: tuple[str, ...]                    # float64 output columns; the first is the main one
     bool_outputs: tuple[str, ...] = ()
@@ -209,9 +214,9 @@ def _rounds_required(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None
     return {"rounds_required": f(a["sigma"], d, out=_out(out, "rounds_required"))}
 
 
-# ---- separable (outer) forms: the compiled Cartesian-grid kernels of dpbounds.outer, unvalidated
-# like the ufuncs above (the engine marks the axis values that break a constraint), and equal to
-# them bit for bit, NaN pattern included (tests/test_outer.py)
+# ---- separable (outer) forms: the tile kernels of dpbounds.outer (its unvalidated *_tiles
+# functions, which its public functions call too), equal to the ufuncs above bit for bit, NaN
+# pattern included (tests/test_outer.py); the engine marks the axis values that break a constraint
 def _outer_axes(*axes: Any) -> tuple[Any, ...]:
     return tuple(np.ascontiguousarray(x, dtype=np.float64) for x in axes)
 
@@ -225,36 +230,47 @@ class _DeltaBoundOuter:
     fills_status: ClassVar[bool] = True
 
     def __call__(self, sigma: Any, rounds: Any, *, coefficient: str, status: Any = None, out: Any = None) -> Any:
-        from dpbounds import _kernels
+        from dpbounds.outer import delta_bound_tiles
 
         s, m = _outer_axes(sigma, rounds)
-        if out is None:
-            out = np.empty((s.size, m.size))
-        _kernels.outer_delta_bound(s, m, coefficient, status is not None, out, status)
-        return out
+        return delta_bound_tiles(s, m, coefficient, np.empty((s.size, m.size)) if out is None else out, status)
 
 
 _delta_bound_outer = _DeltaBoundOuter()
 
 
-def _rounds_required_outer(sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float) -> Any:
-    from dpbounds import _kernels
+class _RoundsRequiredOuter:
+    """The separable rounds_required, into ``out`` if given."""
 
-    # as the element-wise path: the per-epoch target first (per delta value), then the search
-    s, d = _outer_axes(sigma, _u("per_epoch_delta")(delta, epochs))
-    out = np.empty((s.size, d.size))
-    _kernels.outer_rounds_required(s, d, coefficient, validity_at == "target", out)
-    return out
+    #: the outer function takes ``out=`` (see :data:`Quantity.outer`)
+    takes_out: ClassVar[bool] = True
+
+    def __call__(self, sigma: Any, delta: Any, *, coefficient: str, validity_at: str, epochs: float,
+                 out: Any = None) -> Any:
+        from dpbounds.outer import rounds_required_tiles
+
+        # as the element-wise path: the per-epoch target first (per delta value), then the search
+        s, d = _outer_axes(sigma, delta)
+        return rounds_required_tiles(s, d, coefficient, validity_at == "target", epochs,
+                                     np.empty((s.size, d.size)) if out is None else out)
 
 
-def _min_dataset_size_outer(sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float) -> Any:
-    from dpbounds import _kernels
+class _MinDatasetSizeOuter:
+    """The separable min_dataset_size, into ``out`` if given."""
 
-    s, m = _outer_axes(sigma, rounds)
-    out = np.empty((s.size, m.size))
-    # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
-    _kernels.outer_min_dataset_size(s, m, float(clip_norm), float(noise_ratio), out)
-    return out
+    #: the outer function takes ``out=`` (see :data:`Quantity.outer`)
+    takes_out: ClassVar[bool] = True
+
+    def __call__(self, sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float, out: Any = None) -> Any:
+        from dpbounds.outer import min_dataset_size_tiles
+
+        s, m = _outer_axes(sigma, rounds)
+        # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
+        return min_dataset_size_tiles(s, m, clip_norm, noise_ratio, np.empty((s.size, m.size)) if out is None else out)
+
+
+_rounds_required_outer = _RoundsRequiredOuter()
+_min_dataset_size_outer = _MinDatasetSizeOuter()
 
 
 def _rounds_closed_form(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None) -> dict[str, Any]:
@@ -387,23 +403,43 @@ def _rdp_args(p: Mapping[str, float]) -> tuple[float, float, float, float]:
 
 
 def _rdp_epsilon_poisson(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str, Any]:
+    """One point, through the public accountant (what the block evaluation equals)."""
     from dpbounds.rdp import PoissonGaussian, RDPAccountant
 
     s, q, t, d = _rdp_args(p)
-    acc = RDPAccountant(conversion=o["conversion"]).compose(PoissonGaussian(s, q, o["mode"]), t)
+    orders = "default" if o.get("orders") == "default" else None
+    acc = RDPAccountant(orders=orders, conversion=o["conversion"]).compose(PoissonGaussian(s, q, o["mode"]), t)
     eps, order = acc.get_epsilon(d, return_order=True)  # type: ignore[misc]
     return {"rdp_epsilon_poisson": eps, "order": order}
 
 
 def _rdp_epsilon_wor(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str, Any]:
+    """One point, through the public accountant (what the block evaluation equals)."""
     from dpbounds.rdp import RDPAccountant, SubsampledGaussianWOR
 
     s, q, t, d = _rdp_args(p)
     # replace-one neighbours: a sum clipped to norm C has sensitivity 2C, so the mechanism's
     # sigma is the noise multiplier / 2 (as `dpbounds rdp` does)
-    acc = RDPAccountant(conversion=o["conversion"]).compose(SubsampledGaussianWOR(s / 2.0, q, o["bound"]), t)
+    orders = "default" if o.get("orders") == "default" else None
+    acc = RDPAccountant(orders=orders, conversion=o["conversion"]).compose(SubsampledGaussianWOR(s / 2.0, q, o["bound"]), t)
     eps, order = acc.get_epsilon(d, return_order=True)  # type: ignore[misc]
     return {"rdp_epsilon_wor": eps, "order": order}
+
+
+@dataclass(frozen=True)
+class _RdpBlock:
+    """A block of points of an RDP quantity at once (:mod:`dpbounds.sweep._rdp`), equal to ``point``
+    at every point; ``compute(args, options, stop)`` returns the outputs, ``valid`` and ``reasons``."""
+
+    kind: str      # "poisson" or "wor"
+    output: str
+    point: Callable[[Mapping[str, float], Mapping[str, Any]], dict[str, Any]]
+
+    def __call__(self, a: Mapping[str, Any], o: Mapping[str, Any], stop: Callable[[], None] = lambda: None) -> dict[str, Any]:
+        from dpbounds.sweep._rdp import rdp_epsilons
+
+        r = rdp_epsilons(self.kind, a, o, stop)
+        return {self.output: r["eps"], "order": r["order"], "valid": r["valid"], "reasons": r["reasons"]}
 
 
 def _bracket(name: str, br: Any) -> dict[str, Any]:
@@ -465,22 +501,25 @@ def _noise_multiplier(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str,
 
 
 _CONVERSION = Option("conversion", "improved", ("improved", "classic"), "RDP -> (eps, delta) conversion")
+_ORDERS = Option("orders", "search", ("search", "default"),
+                 "RDP orders: 'search' optimises over real orders (as RDPAccountant() does), 'default' takes the "
+                 "minimum over TF-Privacy/dp-accounting's fixed list (RDPAccountant(orders='default'))")
 _TOLERANCE = Option("tolerance", 2e-3, help="relative width target of the certified bracket", check=_check_real)
 _EXACT = ("lower", "upper")
 
 _POINT_QUANTITIES = (
     Quantity("rdp_epsilon_poisson", "Renyi-DP epsilon(delta) of Poisson-subsampled DP-SGD (upper bound)",
-             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "point", _rdp_epsilon_poisson,
-             ("rdp_epsilon_poisson", "order"),
+             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "block",
+             _RdpBlock("poisson", "rdp_epsilon_poisson", _rdp_epsilon_poisson), ("rdp_epsilon_poisson", "order"),
              options=(_CONVERSION, Option("mode", "exact", ("exact", "compat"),
-                                          "fractional orders: exact, or the peers' |C(a, i)| series")),
+                                          "fractional orders: exact, or the peers' |C(a, i)| series"), _ORDERS),
              chunk_size=64, public="dpbounds.rdp.RDPAccountant"),
     Quantity("rdp_epsilon_wor", "Renyi-DP epsilon(delta) of DP-SGD sampling without replacement (upper bound, "
              "replace-one neighbours)",
-             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "point", _rdp_epsilon_wor,
-             ("rdp_epsilon_wor", "order"),
+             (Axis("sigma"), Axis("sample_rate"), Axis("steps"), Axis("delta")), "block",
+             _RdpBlock("wor", "rdp_epsilon_wor", _rdp_epsilon_wor), ("rdp_epsilon_wor", "order"),
              options=(_CONVERSION, Option("bound", "improved", ("improved", "theorem9"),
-                                          "the improved bound or Theorem 9")),
+                                          "the improved bound or Theorem 9"), _ORDERS),
              chunk_size=64, public="dpbounds.rdp.RDPAccountant"),
     Quantity("epsilon_random_allocation", "exact certified epsilon(delta) of random allocation",
              (Axis("sigma"), Axis("rounds"), Axis("epochs", 1.0), Axis("delta")), "point",

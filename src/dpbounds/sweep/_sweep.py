@@ -2,24 +2,23 @@
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from dpbounds import _validation as V
-from dpbounds._errors import DPBoundsError, PrecisionWarning
+from dpbounds._errors import DPBoundsError, PrecisionWarning, warn
 from dpbounds.sweep._axes import parse_axis
 from dpbounds.sweep._engines import ENGINES, run_engine
-from dpbounds.sweep._evaluate import Plan, axis_codes, resolve_outer
+from dpbounds.sweep._evaluate import ChunkResult, Plan, axis_codes, resolve_outer
 from dpbounds.sweep._grid import Grid
 from dpbounds.sweep._interrupt import deferred_interrupts
 from dpbounds.sweep._progress import make_progress
 from dpbounds.sweep._quantities import Quantity, get_quantity
 from dpbounds.sweep._writers import MemoryWriter, make_writer
 
-__all__ = ["plan_sweep", "run_sweep", "Tally"]
+__all__ = ["plan_sweep", "run_sweep", "Tally", "count_chunk", "warn_imprecise"]
 
 
 @dataclass
@@ -45,9 +44,21 @@ def _options(q: Quantity, given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Fewest rows of a separable kernel's chunk for an in-memory sweep with the default chunk size:
+#: the kernel prepares the columns (the M-only part, a log and a tail term per column) once per
+#: call, which at 2^20 points per chunk on a grid of long rows (10^4 values: 104 rows a chunk)
+#: cost more than a third of the whole sweep; from 2048 rows on it is a few percent.
+OUTER_MEMORY_ROWS = 2048
+
+
 def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size: int | None = None,
-               zipped: bool = False) -> Plan:
-    """The evaluation plan of ``quantity`` over ``axes`` (axis specs and options mixed, as ``sweep`` takes them)."""
+               zipped: bool = False, in_memory: bool = False) -> Plan:
+    """The evaluation plan of ``quantity`` over ``axes`` (axis specs and options mixed, as ``sweep`` takes them).
+
+    ``in_memory`` (the result is returned, not written): with the default chunk size, the
+    separable path takes chunks of at least :data:`OUTER_MEMORY_ROWS` rows (the chunks of a file
+    stay at the quantity's chunk size: they are what a resume continues from).
+    """
     q = get_quantity(quantity)
     names = q.axis_names
     option_names = tuple(o.name for o in q.options)
@@ -63,13 +74,15 @@ def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size:
     grid = Grid.build(swept, fixed, bool(zipped))
     options = _options(q, {k: v for k, v in axes.items() if k in option_names})
     size = q.chunk_size if chunk_size is None else V.check_count("chunk_size", chunk_size, minimum=1)
-    if q.kind == "point":
+    if q.kind in ("point", "block"):
         path = "point"
     elif (q.outer is not None and not grid.zipped and len(grid.names) == len(q.outer_axes)
           and set(grid.names) == set(q.outer_axes)):
         path = "outer"
     else:
         path = "elementwise"
+    if path == "outer" and in_memory and chunk_size is None:
+        size = max(size, OUTER_MEMORY_ROWS * (grid.size // grid.shape[0]))
     layout = grid.layout(size, rows=(path == "outer"))
     codes = axis_codes(q, grid) if q.kind == "ufunc" else ()
     outer = resolve_outer(q.outer) if path == "outer" and q.outer is not None else None
@@ -78,41 +91,59 @@ def plan_sweep(quantity: str | Quantity, axes: Mapping[str, Any], *, chunk_size:
 
 def run_sweep(quantity: str | Quantity, *, out: str | os.PathLike[str] | None = None, chunk_size: int | None = None,
               progress: bool | None = None, engine: str = "local", zipped: bool = False, resume: bool = False,
-              workers: int | None = None, axes: Mapping[str, Any]) -> tuple[Any, Tally]:
+              overwrite: bool = False, workers: int | None = None,
+              axes: Mapping[str, Any]) -> tuple[Any, Tally]:
     """:func:`sweep`, returning also the :class:`Tally` (the command line prints it)."""
     V.check_choice("engine", engine, ENGINES)
     if progress not in (None, True, False):
         raise DPBoundsError(f"progress must be None, True or False, got {progress!r}")
+    if overwrite not in (True, False):
+        raise DPBoundsError(f"overwrite must be True or False, got {overwrite!r}")
     if workers is not None:
         workers = V.check_count("workers", workers, minimum=1)
-    plan = plan_sweep(quantity, axes, chunk_size=chunk_size, zipped=zipped)
-    writer = make_writer(plan, out, bool(resume))
-    tally = Tally()
-    tally.skipped = plan.layout.bounds(writer.start - 1)[1] if writer.start > 0 else 0
-    bar = make_progress(progress, plan.grid.size, f"sweep {plan.quantity.name}", initial=tally.skipped)
+    plan = plan_sweep(quantity, axes, chunk_size=chunk_size, zipped=zipped, in_memory=out is None)
     q = plan.quantity
-    buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path != "point" else None
-    chunks = run_engine(engine, plan, writer.start, workers, buffers)
-    try:
-        with deferred_interrupts() as interrupts:
-            for res in chunks:
-                writer.write(res)
-                n = res.hi - res.lo
-                tally.points += n
-                tally.invalid += n - int(np.count_nonzero(res.valid))
-                if "tolerance_met" in res.values:
-                    tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
-                bar.update(n)
-                interrupts.check()
-    finally:
+    tally = Tally()
+    # SIGINT, SIGTERM and SIGHUP wait for the engine's next check (_interrupt.py); the writer
+    # is closed inside the block, so a sweep stopped by a signal has saved its finished chunks
+    # before the signal takes effect
+    with deferred_interrupts() as interrupts:
+        writer = make_writer(plan, out, bool(resume), bool(overwrite))
         try:
-            close = getattr(chunks, "close", None)   # the engine's generator: shuts its pool down
-            if close is not None:
-                close()
-            writer.close()
+            tally.skipped = plan.layout.bounds(writer.start - 1)[1] if writer.start > 0 else 0
+            bar = make_progress(progress, plan.grid.size, f"sweep {q.name}", initial=tally.skipped)
+            buffers = writer.buffers if isinstance(writer, MemoryWriter) and plan.path != "point" else None
+            chunks = run_engine(engine, plan, writer.start, workers, buffers, interrupts)
+            try:
+                for res in chunks:
+                    writer.write(res)
+                    count_chunk(tally, res)
+                    bar.update(res.hi - res.lo)
+                interrupts.check()   # the engine stopped early: a signal came
+            finally:
+                try:
+                    close = getattr(chunks, "close", None)   # the engine's generator: ends its workers
+                    if close is not None:
+                        close()
+                finally:
+                    bar.close()
         finally:
-            bar.close()
-    if tally.imprecise:
-        warnings.warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
-                      "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning, stacklevel=3)
+            writer.close()
+    warn_imprecise(q, tally)
     return writer.result(), tally
+
+
+def count_chunk(tally: Tally, res: ChunkResult) -> None:
+    """Add one chunk's points to the tally."""
+    n = res.hi - res.lo
+    tally.points += n
+    tally.invalid += n - int(np.count_nonzero(res.valid))
+    if "tolerance_met" in res.values:
+        tally.imprecise += int(np.count_nonzero(res.valid & ~res.values["tolerance_met"]))
+
+
+def warn_imprecise(q: Quantity, tally: Tally) -> None:
+    """One PrecisionWarning for all the points whose certified bracket missed its tolerance."""
+    if tally.imprecise:
+        warn(f"{q.name}: at {tally.imprecise} of {tally.points} points the certified bracket is wider "
+             "than the tolerance (see the tolerance_met and reason columns)", PrecisionWarning)

@@ -2,26 +2,29 @@
 
 The file writers write the long format -- one row per point: the axis columns, then the
 outputs, ``valid`` and ``reason`` -- chunk by chunk, so memory stays constant whatever the
-size of the grid.  Each keeps the sidecar manifest (:mod:`dpbounds.sweep._manifest`) up to
-date and is closed in a ``finally`` by the sweep, so an interrupted sweep leaves a readable
-file of its finished chunks, which ``resume=True`` continues.
+size of the grid.  The chunks are saved as part files as they finish, and merged into ``out``
+when the last one is in (:mod:`dpbounds.sweep._store`: the lock, the checksummed parts and
+manifest, the atomic commit).  The sweep closes its writer in a ``finally``, so an interrupted
+sweep keeps every finished chunk, which ``resume=True`` continues.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import ChunkResult, Plan, put_reasons
-from dpbounds.sweep._manifest import Manifest, identity
+from dpbounds.sweep._evaluate import BLOCK, ChunkResult, Plan, put_reasons, reason_codes
+from dpbounds.sweep._manifest import Part, identity
+from dpbounds.sweep._store import FileStore
 
-__all__ = ["Writer", "MemoryWriter", "ParquetWriter", "CsvWriter", "chunk_columns", "columns", "make_writer"]
+__all__ = ["Writer", "MemoryWriter", "FileWriter", "CsvStreamWriter", "chunk_columns", "columns", "make_writer"]
 
 #: Smallest Parquet row group: chunks of the point-wise quantities (a few points each) are
 #: gathered into row groups of at least this many rows.
@@ -61,7 +64,13 @@ class Writer:
 
 # ---------------------------------------------------------------- memory
 class MemoryWriter(Writer):
-    """Collects the whole grid; :meth:`result` is an ``xarray.Dataset``, or a dict without xarray."""
+    """Collects the whole grid; :meth:`result` is an ``xarray.Dataset``, or a dict without xarray.
+
+    The reasons of the element-wise quantities are kept as codes (2 bytes a point), or not at
+    all for chunks evaluated without them (``ChunkResult.deferred``), and turned into the
+    ``reason`` strings when they are read: the Dataset's ``reason`` is a lazily loaded variable
+    (as a file's variables are in ``xarray.open_dataset``), the dict's an array built at once.
+    """
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
@@ -70,9 +79,12 @@ class MemoryWriter(Writer):
         self.values: dict[str, NDArray[Any]] = {k: np.empty(n) for k in q.outputs}
         self.values.update({k: np.zeros(n, dtype=bool) for k in q.bool_outputs})
         self.valid = np.empty(n, dtype=bool)
-        self.reason = np.empty(n, dtype=object)
-        self.reason.fill("")
-        self.table = np.asarray(q.reason_table(), dtype=object) if q.kind == "ufunc" else None
+        self.strings: NDArray[np.object_] | None = None     # point-wise quantities: the reasons as given
+        self.codes: NDArray[np.int16] | None = None         # element-wise: codes of the chunks that carry them
+        self.deferred: list[tuple[int, int]] = []           # element-wise chunks without their codes
+        if q.kind != "ufunc":
+            self.strings = np.empty(n, dtype=object)
+            self.strings.fill("")
 
     def buffers(self, lo: int, hi: int) -> dict[str, NDArray[Any]]:
         """The result's own slices for points lo..hi-1, for the engine to write into."""
@@ -89,14 +101,37 @@ class MemoryWriter(Writer):
         if not np.shares_memory(res.valid, self.valid[lo:hi]):
             self.valid[lo:hi] = res.valid
         if res.reasons is not None:
-            self.reason[lo:hi] = res.reasons
-        elif res.codes is not None and self.table is not None:
-            put_reasons(self.reason[lo:hi], res.codes, self.table)
+            assert self.strings is not None
+            self.strings[lo:hi] = res.reasons
+        elif res.deferred:
+            self.deferred.append((lo, hi))
+        elif res.codes is not None:
+            if self.codes is None:
+                self.codes = np.zeros(self.plan.grid.size, dtype=np.int16)
+            self.codes[lo:hi] = res.codes
+
+    def reasons(self) -> NDArray[np.object_]:
+        """The ``reason`` column: "" where valid, else why not (see the module docstring)."""
+        if self.strings is not None:
+            return self.strings
+        out = np.empty(self.plan.grid.size, dtype=object)
+        out.fill("")
+        table = np.asarray(self.plan.quantity.reason_table(), dtype=object)
+        if self.codes is not None:
+            put_reasons(out, self.codes, table)
+        for lo, hi in self.deferred:
+            # element-wise chunks in blocks (the temporaries stay small); separable ones whole (rows)
+            step = hi - lo if self.plan.path == "outer" else BLOCK
+            for b0 in range(lo, hi, step):
+                b1 = min(hi, b0 + step)
+                codes = reason_codes(self.plan, b0, b1, self.values, self.valid[b0:b1])
+                if codes is not None:
+                    put_reasons(out[b0:b1], codes, table)
+        return out
 
     def result(self) -> Any:
         grid, q = self.plan.grid, self.plan.quantity
         shape = grid.shape
-        data = {**self.values, "valid": self.valid, "reason": self.reason}
         try:
             import xarray as xr
         except ImportError:
@@ -104,6 +139,7 @@ class MemoryWriter(Writer):
             for n, v in zip(grid.names, grid.values):
                 out[n] = v
             out.update({k: np.asarray(v) for k, v in grid.fixed.items()})
+            data = {**self.values, "valid": self.valid, "reason": self.reasons()}
             out.update({k: v.reshape(shape) for k, v in data.items()})
             return out
         dims = ("point",) if grid.zipped else grid.names
@@ -115,8 +151,50 @@ class MemoryWriter(Writer):
             attrs["dpbounds_version"] = version
         except ImportError:  # pragma: no cover - only during a partial import of the package
             pass
-        return xr.Dataset({k: _variable(xr, dims, v.reshape(shape)) for k, v in data.items()},
-                          coords=coords, attrs=attrs)
+        variables = {k: _variable(xr, dims, v.reshape(shape)) for k, v in {**self.values, "valid": self.valid}.items()}
+        variables["reason"] = _lazy_variable(xr, dims, shape, self.reasons)
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+class _LazyReasons:
+    """The reason column, built on first read (an xarray backend array, like a file's variables)."""
+
+    def __init__(self, shape: tuple[int, ...], make: Callable[[], NDArray[np.object_]]) -> None:
+        self.shape = shape
+        self.dtype = np.dtype(object)
+        self._make: Callable[[], NDArray[np.object_]] | None = make
+        self._data: NDArray[np.object_] | None = None
+
+    def data(self) -> NDArray[np.object_]:
+        if self._data is None:
+            assert self._make is not None
+            self._data, self._make = self._make().reshape(self.shape), None
+        return self._data
+
+
+def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...],
+                   make: Callable[[], NDArray[np.object_]]) -> Any:
+    """An xarray Variable whose values are ``make()``, called on first read.
+
+    Built from xarray's backend interface (``BackendArray``, ``LazilyIndexedArray``: what
+    ``open_dataset`` builds a file's variables from); an xarray without it gets the values at once.
+    """
+    lazy = _LazyReasons(shape, make)
+    try:
+        from xarray.backends import BackendArray
+        from xarray.core import indexing
+
+        class Backend(BackendArray):  # type: ignore[misc, unused-ignore]
+            shape = lazy.shape
+            dtype = lazy.dtype
+
+            def __getitem__(self, key: Any) -> Any:
+                return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC,
+                                                          lambda k: lazy.data()[k])
+
+        return xr.Variable(dims, indexing.LazilyIndexedArray(Backend()))
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray without the interface
+        return _variable(xr, dims, lazy.data())
 
 
 def _variable(xr: Any, dims: tuple[str, ...], data: NDArray[Any]) -> Any:
@@ -135,13 +213,13 @@ def _variable(xr: Any, dims: tuple[str, ...], data: NDArray[Any]) -> Any:
 
 
 # ---------------------------------------------------------------- files
-def _identity(plan: Plan) -> dict[str, Any]:
+def _identity(plan: Plan, file_format: str) -> dict[str, Any]:
     from dpbounds import __version__
 
     lay = plan.layout
     return identity(__version__, plan.quantity.name, {k: plan.options[k] for k in sorted(plan.options)},
                     plan.grid.fingerprint_parts(), {"units": lay.units, "unit": lay.unit, "step": lay.step},
-                    plan.path, columns(plan))
+                    plan.path, columns(plan), file_format)
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -153,59 +231,71 @@ def _pyarrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-class ParquetWriter(Writer):
-    """Long-format Parquet, one row group per chunk (at least :data:`ROW_GROUP_ROWS` rows)."""
+def _csv_text(rows: Any) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
 
-    def __init__(self, plan: Plan, out: Path, resume: bool) -> None:
+
+def _csv_rows(plan: Plan, res: ChunkResult, table: list[str]) -> str:
+    cols = chunk_columns(plan, res)
+    lists = [c.tolist() for c in cols.values()] + [res.reason_strings(table).tolist()]
+    return _csv_text(zip(*lists))
+
+
+class CsvCodec:
+    """CSV parts: each its header line and its rows; the output is the header and every part's rows.
+
+    Floats are written as Python's shortest round-trip repr (``nan``, ``inf`` included).
+    """
+
+    suffix = ".csv"
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        q = plan.quantity
+        self.table: list[str] = list(q.reason_table()) if q.kind == "ufunc" else []
+        self.header = _csv_text([columns(plan)]).encode()
+
+    def encode(self, res: ChunkResult) -> tuple[bytes, int]:
+        return _csv_rows(self.plan, res, self.table).encode(), res.hi - res.lo
+
+    def part(self, chunks: list[bytes]) -> bytes:
+        return self.header + b"".join(chunks)
+
+    def merge(self, parts: list[tuple[Path, Part]], dest: Path) -> None:
+        n = len(self.header)
+        with open(dest, "wb") as f:
+            f.write(self.header)
+            for path, _ in parts:
+                data = path.read_bytes()
+                f.write(data[n:])
+            f.flush()
+            os.fsync(f.fileno())
+
+
+#: Smallest Parquet row group of the output: chunks of the point-wise quantities (a few points
+#: each) are gathered into row groups of at least this many rows.
+ROW_GROUP_ROWS = 1 << 16
+
+
+class ParquetCodec:
+    """Parquet parts (one row group each, the sweep's identity in the schema metadata); the output
+    gathers consecutive chunks into row groups of at least :data:`ROW_GROUP_ROWS` rows."""
+
+    suffix = ".parquet"
+
+    def __init__(self, plan: Plan, ident: dict[str, Any]) -> None:
         pa, pq = _pyarrow()
-        self.pa, self.plan, self.out = pa, plan, out
+        self.pa, self.pq, self.plan = pa, pq, plan
         q = plan.quantity
         self.table = pa.array(q.reason_table(), type=pa.string()) if q.kind == "ufunc" else None
         fields = [pa.field(n, pa.float64()) for n in (*plan.grid.names, *plan.grid.fixed, *q.outputs)]
         fields += [pa.field(n, pa.bool_()) for n in (*q.bool_outputs, "valid")]
         fields.append(pa.field("reason", pa.string()))
-        ident = _identity(plan)
-        import json
-
         self.schema = pa.schema(fields, metadata={b"dpbounds.sweep": json.dumps(ident).encode()})
-        self.manifest = Manifest(out, ident, plan.n_chunks)
-        self.buffer: list[Any] = []
-        self.buffered_chunks = 0
-        resumed = resume and self.manifest.load_for_resume()
-        tmp = out.with_name(out.name + ".resume-tmp")
-        if resumed and self.manifest.finished > 0:
-            # Parquet cannot be appended to: the finished rows move to a new file first.  An
-            # earlier resume that was interrupted while copying left tmp behind: it is the source.
-            if not tmp.exists():
-                os.replace(out, tmp)
-            rows = plan.layout.bounds(self.manifest.finished - 1)[1]
-            try:
-                source = pq.ParquetFile(tmp)
-            except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
-                raise DPBoundsError(f"cannot resume {str(out)!r}: the file is not readable Parquet ({exc}); "
-                                    "run the sweep again without resume") from None
-            self.writer = pq.ParquetWriter(out, self.schema)
-            copied = 0
-            for g in range(source.metadata.num_row_groups):
-                if copied >= rows:
-                    break
-                t = source.read_row_group(g)
-                t = t.slice(0, min(t.num_rows, rows - copied))
-                self.writer.write_table(t.cast(self.schema))
-                copied += t.num_rows
-            if copied != rows:
-                self.writer.close()
-                raise DPBoundsError(f"cannot resume {str(out)!r}: it holds {copied} rows, its manifest says {rows}")
-            source.close()
-            tmp.unlink()
-            self.start = self.manifest.finished
-        else:
-            self.manifest.finished = 0
-            self.writer = pq.ParquetWriter(out, self.schema)
-            self.start = 0
-        self.manifest.save()
 
-    def write(self, res: ChunkResult) -> None:
+    def encode(self, res: ChunkResult) -> tuple[Any, int]:
         pa = self.pa
         cols: dict[str, Any] = dict(chunk_columns(self.plan, res))
         if res.reasons is not None:
@@ -213,101 +303,83 @@ class ParquetWriter(Writer):
         else:
             codes = np.zeros(res.hi - res.lo, dtype=np.int16) if res.codes is None else res.codes
             cols["reason"] = pa.DictionaryArray.from_arrays(pa.array(codes), self.table).dictionary_decode()
-        self.buffer.append(pa.table(cols, schema=self.schema))
-        self.buffered_chunks += 1
-        if sum(t.num_rows for t in self.buffer) >= ROW_GROUP_ROWS:
-            self._flush()
+        t = pa.table(cols, schema=self.schema)
+        return t, t.num_rows
 
-    def _flush(self) -> None:
-        if not self.buffer:
-            return
-        table = self.buffer[0] if len(self.buffer) == 1 else self.pa.concat_tables(self.buffer)
-        self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
-        self.manifest.finished += self.buffered_chunks
-        self.buffer, self.buffered_chunks = [], 0
-        self.manifest.save()
+    def part(self, chunks: list[Any]) -> bytes:
+        table = chunks[0] if len(chunks) == 1 else self.pa.concat_tables(chunks)
+        sink = self.pa.BufferOutputStream()
+        self.pq.write_table(table, sink, row_group_size=max(table.num_rows, 1))
+        return bytes(sink.getvalue())
+
+    def merge(self, parts: list[tuple[Path, Part]], dest: Path) -> None:
+        layout = self.plan.layout
+        writer = self.pq.ParquetWriter(dest, self.schema)
+        try:
+            group: list[Any] = []
+            rows = 0
+            for path, p in parts:
+                t = self.pq.read_table(path, schema=self.schema)
+                offset = 0
+                for i in range(p.first, p.end):   # the chunks, gathered as when they were written whole
+                    lo, hi = layout.bounds(i)
+                    group.append(t.slice(offset, hi - lo))
+                    offset += hi - lo
+                    rows += hi - lo
+                    if rows >= ROW_GROUP_ROWS:
+                        self._write_group(writer, group)
+                        group, rows = [], 0
+            if group:
+                self._write_group(writer, group)
+        finally:
+            writer.close()
+        with open(dest, "rb+") as f:
+            os.fsync(f.fileno())
+
+    def _write_group(self, writer: Any, group: list[Any]) -> None:
+        table = group[0] if len(group) == 1 else self.pa.concat_tables(group)
+        writer.write_table(table, row_group_size=max(table.num_rows, 1))
+
+
+class FileWriter(Writer):
+    """Long-format Parquet or CSV written through a :class:`~dpbounds.sweep._store.FileStore`."""
+
+    def __init__(self, plan: Plan, out: Path, codec: Any, ident: dict[str, Any], resume: bool,
+                 overwrite: bool) -> None:
+        self.plan, self.out = plan, out
+        self.store = FileStore(out, ident, plan.n_chunks, codec, resume=resume, overwrite=overwrite)
+        self.start = self.store.start
+
+    def write(self, res: ChunkResult) -> None:
+        self.store.add(res)
 
     def close(self) -> None:
-        try:
-            self._flush()
-        finally:
-            self.writer.close()
-            self.manifest.save()
+        self.store.close()
 
     def result(self) -> Path:
         return self.out
 
 
-class CsvWriter(Writer):
-    """Long-format CSV with a header line; floats as Python's shortest round-trip repr.
+class CsvStreamWriter(Writer):
+    """Long-format CSV to a text stream (the command line's stdout), with its header line."""
 
-    To a file (with a manifest, resumable) or to a text stream (``out=None`` on the command line).
-    """
-
-    def __init__(self, plan: Plan, out: Path | None, resume: bool, stream: IO[str] | None = None) -> None:
-        self.plan, self.out, self.stream = plan, out, stream
+    def __init__(self, plan: Plan, stream: IO[str]) -> None:
+        self.plan, self.stream = plan, stream
         q = plan.quantity
-        self.table = np.asarray(q.reason_table(), dtype=object) if q.kind == "ufunc" else None
-        header = self._text([columns(plan)])
-        self.file: IO[bytes] | None = None
-        self.manifest: Manifest | None = None
-        if out is None:
-            assert stream is not None
-            stream.write(header)
-            return
-        self.manifest = Manifest(out, _identity(plan), plan.n_chunks)
-        if resume and self.manifest.load_for_resume():
-            self.file = open(out, "r+b")
-            self.file.truncate(self.manifest.bytes)   # drop a chunk written after the last manifest update
-            self.file.seek(self.manifest.bytes)
-            self.start = self.manifest.finished
-        else:
-            self.file = open(out, "wb")
-            self.file.write(header.encode())
-            self.manifest.finished = 0
-            self.manifest.bytes = self.file.tell()
-        self.manifest.save()
-
-    @staticmethod
-    def _text(rows: Any) -> str:
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(rows)
-        return buf.getvalue()
+        self.table: list[str] = list(q.reason_table()) if q.kind == "ufunc" else []
+        stream.write(_csv_text([columns(plan)]))
 
     def write(self, res: ChunkResult) -> None:
-        cols = chunk_columns(self.plan, res)
-        table = self.table.tolist() if self.table is not None else []
-        lists = [c.tolist() for c in cols.values()] + [res.reason_strings(table).tolist()]
-        text = self._text(zip(*lists))
-        if self.file is None:
-            assert self.stream is not None
-            self.stream.write(text)
-            return
-        assert self.manifest is not None
-        self.file.write(text.encode())
-        self.file.flush()
-        self.manifest.finished += 1
-        self.manifest.bytes = self.file.tell()
-        self.manifest.save()
+        self.stream.write(_csv_rows(self.plan, res, self.table))
 
     def close(self) -> None:
-        if self.file is None:
-            if self.stream is not None:
-                self.stream.flush()
-            return
-        assert self.manifest is not None
-        try:
-            self.file.flush()
-            self.file.truncate(self.manifest.bytes)
-        finally:
-            self.file.close()
-            self.manifest.save()
+        self.stream.flush()
 
-    def result(self) -> Path | None:
-        return self.out
+    def result(self) -> None:
+        return None
 
 
-def make_writer(plan: Plan, out: str | os.PathLike[str] | None, resume: bool) -> Writer:
+def make_writer(plan: Plan, out: str | os.PathLike[str] | None, resume: bool, overwrite: bool = False) -> Writer:
     """The writer for ``out``: memory (None), ``.parquet``/``.pq`` or ``.csv``."""
     if out is None:
         if resume:
@@ -316,7 +388,8 @@ def make_writer(plan: Plan, out: str | os.PathLike[str] | None, resume: bool) ->
     path = Path(os.fspath(out))
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
-        return ParquetWriter(plan, path, resume)
+        ident = _identity(plan, "parquet")
+        return FileWriter(plan, path, ParquetCodec(plan, ident), ident, resume, overwrite)
     if suffix == ".csv":
-        return CsvWriter(plan, path, resume)
+        return FileWriter(plan, path, CsvCodec(plan), _identity(plan, "csv"), resume, overwrite)
     raise DPBoundsError(f"out must end in .parquet or .csv, got {str(out)!r}")

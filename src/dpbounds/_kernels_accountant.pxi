@@ -1,0 +1,154 @@
+# Kernels of the exact random-allocation accountant (dpbounds.accountant's laws): the lognormal
+# characteristic function (plain, tilted, on a grid), the log-domain convolution and the
+# phase-exact Fourier series.  Included by _kernels.pyx.
+
+def lognormal_cf_m1(double sigma, t, bint size_biased=False):
+    """r(t) = E[exp(i t (Z - 1))] - 1 - i t (E Z - 1) for Z = Y or Z = wY (complex array)."""
+    cdef double[::1] tt = np.ascontiguousarray(np.ravel(t), dtype=np.float64)
+    cdef long n = tt.shape[0]
+    re_arr = np.empty(n, dtype=np.float64)
+    im_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] re = re_arr
+    cdef double[::1] im = im_arr
+    if n > 0:
+        with nogil:
+            dpb_exact_lognormal_cf(sigma, 1 if size_biased else 0, n, &tt[0], &re[0], &im[0])
+    out = re_arr + 1j * im_arr
+    return out.reshape(np.shape(t))
+
+
+def lognormal_cf_m1_tilted(double sigma, t, double lam, bint size_biased=False, bint raw=False):
+    """r(tau) = E[exp(i tau (Z - 1))] - 1 - i tau (E Z - 1) at tau = t + i lam, lam >= 0 (complex array).
+
+    ``raw=True``: chi(tau) = E[exp(i tau (Z - 1))] itself (no subtraction).
+    """
+    cdef double[::1] tt = np.ascontiguousarray(np.ravel(t), dtype=np.float64)
+    cdef long n = tt.shape[0]
+    re_arr = np.empty(n, dtype=np.float64)
+    im_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] re = re_arr
+    cdef double[::1] im = im_arr
+    cdef int rc = 0
+    if n > 0:
+        with nogil:
+            rc = dpb_exact_lognormal_cf_tilted(sigma, 1 if size_biased else 0, 1 if raw else 0, n, &tt[0], lam,
+                                               &re[0], &im[0])
+    _check_alloc(rc, "lognormal_cf_m1_tilted")
+    out = re_arr + 1j * im_arr
+    return out.reshape(np.shape(t))
+
+
+def lognormal_cf_m1_tilted_grid(double sigma, long n0, long count, double dt, double lam,
+                                bint size_biased=False, bint raw=False):
+    """:func:`lognormal_cf_m1_tilted` at t = (n0 + j) dt, j = 0 .. count - 1 (complex array)."""
+    if count < 0:
+        raise DPBoundsError("count must be >= 0")
+    re_arr = np.empty(count, dtype=np.float64)
+    im_arr = np.empty(count, dtype=np.float64)
+    cdef double[::1] re = re_arr
+    cdef double[::1] im = im_arr
+    cdef int rc = 0
+    if count > 0:
+        with nogil:
+            rc = dpb_exact_lognormal_cf_tilted_grid(sigma, 1 if size_biased else 0, 1 if raw else 0, n0, count,
+                                                    dt, lam, &re[0], &im[0])
+    _check_alloc(rc, "lognormal_cf_m1_tilted_grid")
+    return re_arr + 1j * im_arr
+
+
+def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
+    """Density of log(X + Z) on the grid of ``qx``/``qz`` (see csrc/dpb_logsum.h).
+
+    ``qz is qx`` (the same object) selects the doubling path.  ``off`` (J1,), ``w`` (J1, taps) and
+    ``coef`` (J1,) are the near-part interpolation tables prepared by the caller.
+    """
+    cdef bint same = qz is qx
+    cdef double[::1] x = np.ascontiguousarray(qx, dtype=np.float64)
+    cdef double[::1] z = x if same else np.ascontiguousarray(qz, dtype=np.float64)
+    cdef long n = x.shape[0]
+    if z.shape[0] != n:
+        raise DPBoundsError("qx and qz must have the same length")
+    cdef long[::1] o = np.ascontiguousarray(off, dtype="l")
+    cdef double[:, ::1] ww = np.ascontiguousarray(w, dtype=np.float64)
+    cdef double[::1] cc = np.ascontiguousarray(coef, dtype=np.float64)
+    cdef long J1 = o.shape[0]
+    cdef int taps = <int>ww.shape[1]
+    if ww.shape[0] != J1 or cc.shape[0] != J1 or J1 == 0:
+        raise DPBoundsError("off, w and coef must describe the same J1 > 0 near-part nodes")
+    out_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] out = out_arr
+    cdef int rc = 0
+    cdef dpb_watch watch
+    if n > 0:
+        with nogil:
+            # one convolution can take ~0.5 s: the C core asks _logsum_look between its nodes
+            dpb_watch_start(&watch)
+            rc = dpb_logsum_convolve_watched(n, &x[0], &z[0], 1 if same else 0, h, K, J1, taps, &o[0],
+                                             &ww[0, 0], &cc[0], tail_scale, &out[0], _logsum_look, &watch)
+    if rc == 1:
+        _raise_pending()
+    _check_alloc(rc, "logsum_convolve")
+    return out_arr
+
+
+cdef int _logsum_look(void *ctx) noexcept nogil:
+    """The Ctrl-C watch of logsum_convolve (_interrupt.pxd), called by the C core between nodes."""
+    return dpb_watch_stop(<dpb_watch *>ctx)
+
+
+#: |fourier_series_re value - exact| <= FOURIER_SERIES_ERR_UNITS * 2**-53 * sum_n |c_n| (dpb_fourier_series.h)
+FOURIER_SERIES_ERR_UNITS = float(DPB_FS_ERR_UNITS)
+
+
+def fourier_series_re(q, coefs):
+    """Re sum_{n=1}^{N} c[n-1] exp(-2 pi i frac(n q_j)) for each q_j and each array c in ``coefs``.
+
+    ``coefs``: a sequence of 1 to 4 complex128 arrays of the same length N.  Returns a float array
+    of shape (len(coefs), len(q)).  The phase is reduced exactly in units of the period (see
+    csrc/dpb_fourier_series.h for the error bound); the GIL is released.
+    """
+    cdef double[::1] qq = np.ascontiguousarray(np.ravel(q), dtype=np.float64)
+    cdef long nx = qq.shape[0]
+    cdef int nc = len(coefs)
+    if nc < 1 or nc > 4:
+        raise DPBoundsError(f"coefs must hold 1 to 4 arrays, got {nc}")
+    arrs = [np.ascontiguousarray(c, dtype=np.complex128) for c in coefs]
+    cdef long N = arrs[0].shape[0]
+    for c in arrs:
+        if c.ndim != 1 or c.shape[0] != N:
+            raise DPBoundsError("coefs must be 1-d arrays of the same length")
+    out_arr = np.zeros((nc, nx), dtype=np.float64)
+    cdef double[:, ::1] out = out_arr
+    cdef const double *ptrs[4]
+    cdef double[::1] view
+    views = [a.view(np.float64) for a in arrs]
+    cdef int k
+    for k in range(nc):
+        view = views[k]
+        ptrs[k] = &view[0] if N > 0 else NULL
+    if nx > 0 and N > 0:
+        with nogil:
+            dpb_fourier_series_re(N, nc, ptrs, nx, &qq[0], &out[0, 0])
+    return out_arr
+
+
+
+def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
+    """(r0, r1): :func:`lognormal_cf_m1_tilted_grid` at lam = 0 for Y and for wY (size-biased) at
+    t = (n0 + j) dt, j = 0 .. count - 1, from one pass of the kernel (complex arrays)."""
+    if count < 0:
+        raise DPBoundsError("count must be >= 0")
+    re0_arr = np.empty(count, dtype=np.float64)
+    im0_arr = np.empty(count, dtype=np.float64)
+    re1_arr = np.empty(count, dtype=np.float64)
+    im1_arr = np.empty(count, dtype=np.float64)
+    cdef double[::1] re0 = re0_arr
+    cdef double[::1] im0 = im0_arr
+    cdef double[::1] re1 = re1_arr
+    cdef double[::1] im1 = im1_arr
+    cdef int rc = 0
+    if count > 0:
+        with nogil:
+            rc = dpb_exact_lognormal_cf_pair_grid(sigma, n0, count, dt, &re0[0], &im0[0], &re1[0], &im1[0])
+    _check_alloc(rc, "lognormal_cf_m1_pair_grid")
+    return re0_arr + 1j * im0_arr, re1_arr + 1j * im1_arr
