@@ -176,6 +176,18 @@ def _real_numeric(x: Any) -> bool:
     return False
 
 
+def _has_bool(x: Any) -> bool:
+    """The validated API refuses it as a bool: a bool dtype, or an object array holding a bool (the
+    raw ufuncs read bools as 0 and 1, as numpy does)."""
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        return False
+    if arr.dtype.kind == "b":
+        return True
+    return arr.dtype.kind == "O" and any(isinstance(e, (bool, np.bool_)) for e in arr.ravel().tolist())
+
+
 def _as64(x: Any) -> np.ndarray:
     with np.errstate(all="ignore"):
         return np.asarray(x).astype(np.float64)   # (astype keeps the shape of empty object arrays)
@@ -318,12 +330,15 @@ def _check_wrapper(spec: UfuncSpec, inputs: list[Any], outs: list[Any] | None, *
         from dpbounds.tradeoff import CLT_SIGMA_MIN
         if np.any(arrays[1] < CLT_SIGMA_MIN):
             bad = True
+    if ok_inputs and any(_has_bool(x) for x in inputs):
+        bad = True   # documented rule of the validated API: a bool is not read as 0 or 1
     ok, res = attempt(w, names=names, allow=("shapes do not broadcast",), **kwargs)
     call = f"{describe(w, (), kwargs)} [raw: {spec.name}]"
     if not ok_inputs:
         if ok:
             # a real, numeric input that does not broadcast, or a non-numeric one, was accepted
-            check(all(_real_numeric(x) for x in inputs) and _broadcasts([_as64(x) for x in inputs]),
+            check(all(_real_numeric(x) and not _has_bool(x) for x in inputs)
+                  and _broadcasts([_as64(x) for x in inputs]),
                   f"accepted a non-numeric or non-broadcastable input: {[type(x).__name__ for x in inputs]}", call)
         return
     if bad:
