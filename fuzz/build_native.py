@@ -2,7 +2,7 @@
 
     python fuzz/build_native.py                       # -> build/fuzz-native (ASan + UBSan too)
     python fuzz/build_native.py --out DIR --no-sanitizers
-    python fuzz/run.py --native-coverage --seconds 60 # fuzz against it (fuzz/run.py)
+    python fuzz/run.py --native-coverage              # the gate against it (fuzz/run.py)
 
 The normal build gives atheris coverage feedback from the Python layer only: the C core
 (``csrc/``) and the two Cython extensions are compiled without coverage instrumentation, so the
@@ -12,7 +12,8 @@ and its in-place build are not touched) with clang and ``-fsanitize=fuzzer-no-li
 also ``address,undefined``, so that the fuzzer stops at the first memory error or undefined
 behaviour in the compiled code), keeping the shipped optimisation (-O3) and debug info (for
 libFuzzer's ``-print_coverage`` report).  Stack-depth and comparison tracing are left out: they
-vary with the process's randomised placement in memory, and fuzz/run.py's gate must repeat itself
+vary with the process's randomised placement in memory; and the compiled loops' Ctrl-C watch
+sizes its blocks by element count, not by the clock.  fuzz/run.py's gate must repeat itself
 (:data:`COVERAGE_EXTRA`).
 
 The instrumented modules call libFuzzer's coverage hooks (``__sanitizer_cov_*``) from the moment
@@ -59,7 +60,10 @@ SANITIZERS = "address,undefined"
 #   comparisons, which its mutations copy into inputs, and the compiled Cython code compares
 #   pointers (type checks, Py_None): addresses.  (Comparisons of doubles, the kernels' branches,
 #   are not traced anyway; the Python layer's comparisons still are, by atheris.)
-COVERAGE_EXTRA = "-fno-sanitize-coverage=stack-depth,trace-cmp"
+# And the compiled loops' Ctrl-C watch (src/dpbounds/_interrupt.pxd) sizes its blocks by the
+# clock, so the hit counts of those loops' edges varied with the speed and the load:
+# DPB_WATCH_BY_COUNT sizes them by the element count instead (the values are the same).
+COVERAGE_EXTRA = "-fno-sanitize-coverage=stack-depth,trace-cmp -DDPB_WATCH_BY_COUNT"
 # The preload's runtime must not run its own pre-init (atheris' merge script drops these objects
 # too): the interpreter is not instrumented and the runtime initialises when it is loaded.
 _PREINIT = {"asan": "asan_preinit.cpp.o asan_preinit.cc.o"}

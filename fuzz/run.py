@@ -200,6 +200,29 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+_SETARCH: list[list[str]] = []
+
+
+def no_aslr_prefix() -> list[str]:
+    """``setarch <machine> -R``, if it works here, else [] (checked once).
+
+    The instrumented runs start with address-space randomisation off: ASan's allocator and the
+    sanitizer runtimes place memory by the randomised base addresses, and with them the coverage
+    of a run's mutations varied from run to run (the replay did not).  Where the system forbids
+    it (some container profiles refuse the personality flag) the run goes on, and says so.
+    """
+    if not _SETARCH:
+        import platform
+
+        cmd = ["setarch", platform.machine(), "-R"]
+        try:
+            ok = subprocess.run([*cmd, "true"], capture_output=True, timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _SETARCH.append(cmd if ok else [])
+    return _SETARCH[0]
+
+
 def _limit_data() -> None:   # (in the child, before exec)
     import resource
 
@@ -246,6 +269,7 @@ def run_one(name: str, artifacts: Path, out_dir: Path, *, runs: int | None = Non
         env.update(GATE_ENV, NPY_ENABLE_CPU_FEATURES=numpy_baseline())
     preexec = None
     if native is not None:
+        cmd[:0] = no_aslr_prefix()
         cmd.append("-print_coverage=1")
         env.update(NATIVE_ENV, LD_PRELOAD=native["preload"],
                    PYTHONPATH=os.pathsep.join(filter(None, [native["pythonpath"], os.environ.get("PYTHONPATH")])))
@@ -448,6 +472,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.runs} executions per harness" if gate and args.runs is not None else
         "the gate's executions" if gate else f"{share} s per harness (exploration)") + f", seed {args.seed}"
     print(f"{where}; {len(names)} harnesses: {plan}", flush=True)
+    if native is not None:
+        print("  address-space randomisation off (setarch -R)" if no_aslr_prefix() else
+              "  WARNING: address-space randomisation could not be turned off (setarch -R): the coverage "
+              "of the executions after the replay may differ from run to run", flush=True)
     tmp = tempfile.TemporaryDirectory(prefix="dpbounds-fuzz-") if args.keep is None else None
     out_root = args.keep if args.keep is not None else Path(tmp.name)  # type: ignore[union-attr]
     failed = 0

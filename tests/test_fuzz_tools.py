@@ -13,6 +13,7 @@ among the wheel's test sources: outside a checkout this skips.)
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,6 +54,19 @@ def test_replay_and_execution_counts_from_the_log():
     assert run.executions("#5\tNEW    cov: 1 ft: 1\n#9\tREDUCE cov: 2 ft: 2\n") == 9
     text = "slow call (reported) 1.20 s CPU (limit 1.0 s) -- f(1)\nslow call (reported) 2.00 s CPU -- g()\n"
     assert run.slow_calls(LOG + text) == 2
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="personality flags are Linux's")
+def test_instrumented_runs_start_without_address_space_randomisation():
+    # the prefix the instrumented runs get: where it works, a child really runs with
+    # ADDR_NO_RANDOMIZE (0x0040000) set; where the system refuses it, no prefix (run.py says so)
+    prefix = run.no_aslr_prefix()
+    if not prefix:
+        pytest.skip("setarch -R is refused here")
+    out = subprocess.run([*prefix, "cat", "/proc/self/personality"], capture_output=True, text=True, check=True)
+    assert int(out.stdout, 16) & 0x0040000
+    plain = subprocess.run(["cat", "/proc/self/personality"], capture_output=True, text=True, check=True)
+    assert not int(plain.stdout, 16) & 0x0040000
 
 
 def test_corpus_files_are_sorted_by_name(tmp_path):
