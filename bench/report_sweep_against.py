@@ -4,7 +4,7 @@
 
 Same grids as bench/report_sweep_overhead.py (delta_bound, the issue's sigma 0.5:4 x rounds
 1e3:1e9 grid with 14% invalid points, and an all-valid one), in one process: the raw ufunc on
-the flattened points, ``dpbounds.sweep`` with ``src/dpbounds/sweep/_evaluate.py`` as of REV
+the flattened points, ``dpbounds.sweep`` with ``src/dpbounds/sweeps/_evaluate.py`` as of REV
 (loaded from git under another module name and put in place of the engine's chunk function),
 and ``dpbounds.sweep`` as it is -- interleaved, minimum of each, overhead relative to the raw
 ufunc.  (This tree's in-memory sweep computes the reasons when they are read; REV's chunk
@@ -24,7 +24,7 @@ import numpy as np
 
 import dpbounds
 from dpbounds import ufuncs
-from dpbounds.sweep import _engines, _evaluate
+from dpbounds.sweeps import _engines, _evaluate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_sweep_overhead import ELEMENTWISE, grid  # noqa: E402
@@ -33,7 +33,7 @@ from report_sweep_overhead import ELEMENTWISE, grid  # noqa: E402
 def load_at(rev):
     root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True,
                           cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    src = subprocess.run(["git", "show", f"{rev}:src/dpbounds/sweep/_evaluate.py"], capture_output=True,
+    src = subprocess.run(["git", "show", f"{rev}:src/dpbounds/sweeps/_evaluate.py"], capture_output=True,
                          text=True, check=True, cwd=root).stdout
     path = os.path.join(tempfile.mkdtemp(), "evaluate_at_rev.py")
     with open(path, "w") as f:

@@ -3,10 +3,12 @@
     python bench/report_sweep_kernels.py [--repeat 9] [--clock cpu|wall] [--quick]
 
 Separable closed forms: ``dpbounds.sweep`` in memory (values, ``valid``, ``reason``) against
-``dpbounds.outer.*_outer`` on the same Cartesian grid (its output only; for delta_bound also
-with its status bits), at 10^6 and 10^7 points, on the issue's grid (sigma 0.5:4 x rounds
-1e3:1e9, 14 % of the points invalid) and an all-valid one; also what reading the ``reason``
-column costs afterwards (it is computed when read).
+``dpbounds.outer.*_outer`` on the same Cartesian grid (its output only): delta_bound at 10^6
+and 10^7 points on the issue's grid (sigma 0.5:4 x rounds 1e3:1e9, 14 % of the points
+invalid) and an all-valid one, rounds_required and min_dataset_size at 10^6 points (and
+min_dataset_size on a 1000 x 3917 grid).  The sweep returns an xarray Dataset (its ``reason``
+column computed when read), or without xarray a dict of numpy arrays (the reasons built at
+once); also the Dataset with its reason column read.
 
 Renyi DP: ``rdp_epsilon_poisson`` / ``rdp_epsilon_wor`` against the vectorised path --
 ``rdp.epsilon(steps * rdp.poisson_gaussian(DEFAULT_ORDERS, sigma, q), DEFAULT_ORDERS, delta)``
@@ -22,6 +24,7 @@ vectorised path.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -32,8 +35,8 @@ import numpy as np
 import dpbounds
 import dpbounds.rdp as R
 from dpbounds.outer import delta_bound_outer, min_dataset_size_outer, rounds_required_outer
-from dpbounds.sweep import parse_axis
-from dpbounds.sweep._quantities import QUANTITIES
+from dpbounds.sweeps import parse_axis
+from dpbounds.sweeps._quantities import QUANTITIES
 
 
 def best(runs: dict, repeat: int, clock) -> dict[str, float]:
@@ -46,42 +49,78 @@ def best(runs: dict, repeat: int, clock) -> dict[str, float]:
     return {k: min(v) for k, v in times.items()}
 
 
+@contextlib.contextmanager
+def no_xarray():
+    """``import xarray`` fails inside the block: the sweep returns its dict of numpy arrays."""
+    saved = sys.modules.get("xarray")
+    sys.modules["xarray"] = None
+    try:
+        yield
+    finally:
+        if saved is None:
+            del sys.modules["xarray"]
+        else:
+            sys.modules["xarray"] = saved
+
+
+def _rounds_axis(lo: float, n: int) -> np.ndarray:
+    """n distinct integers geometrically spaced from lo to 1e9 (rounding drops repeats at the low end)."""
+    k = n
+    m = np.unique(np.rint(np.geomspace(lo, 1e9, k)))
+    while m.size < n:
+        k += n - m.size
+        m = np.unique(np.rint(np.geomspace(lo, 1e9, k)))
+    return m
+
+
+def separable_case(label: str, quantity: str, outer, a_name: str, a, b_name: str, b, repeat: int, clock) -> None:
+    """One grid: the outer function, and the sweep in memory as an xarray Dataset, as a dict
+    (xarray hidden), and as a Dataset whose reason column is then read."""
+    axes = {a_name: a, b_name: b}
+    ds = dpbounds.sweep(quantity, progress=False, **axes)
+    ref = outer(a, b)
+    assert np.array_equal(np.asarray(ds[quantity]), ref, equal_nan=True)
+    with no_xarray():
+        d = dpbounds.sweep(quantity, progress=False, **axes)
+    assert isinstance(d, dict) and np.array_equal(d["reason"], np.asarray(ds["reason"]))
+    invalid = 1 - float(np.asarray(ds["valid"]).mean())
+
+    def as_dict():
+        with no_xarray():
+            dpbounds.sweep(quantity, progress=False, **axes)
+
+    def read_reasons():
+        np.asarray(dpbounds.sweep(quantity, progress=False, **axes)["reason"])
+
+    # the Dataset against the outer function alone, then the variants that build 10^6 Python
+    # strings in a loop of their own: freeing those between two timed calls would change the
+    # memory the next call gets, and with it the ratio
+    t = best({"outer": lambda: outer(a, b),
+              "xarray": lambda: dpbounds.sweep(quantity, progress=False, **axes)}, repeat, clock)
+    t2 = best({"outer": lambda: outer(a, b), "dict": as_dict, "xarray+reasons": read_reasons},
+              max(2, repeat // 2), clock)
+    n = a.size * b.size
+    o, o2 = t["outer"], t2["outer"]
+    print(f"  {quantity} {a.size} x {b.size} ({label}, {invalid:.0%} invalid): {outer.__name__} {o * 1e9 / n:.2f} ns/pt; "
+          f"sweep -> Dataset {t['xarray'] / o:.2f}x; -> dict {t2['dict'] / o2:.2f}x, "
+          f"Dataset then its reason column read {t2['xarray+reasons'] / o2:.2f}x")
+
+
 def separable(repeat: int, clock, quick: bool) -> None:
     sizes = ((1000, 1000),) if quick else ((1000, 1000), (1000, 10000))
     for n_s, n_m in sizes:
         for label, s_lo, m_lo in (("issue grid", 0.5, 1e3), ("all-valid", 1.0, 1e6)):
             s = parse_axis("sigma", (s_lo, 4.0, n_s, "lin"))
-            m = np.unique(np.rint(np.geomspace(m_lo, 1e9, n_m)))
-            k = n_m
-            while m.size < n_m:   # integer rounding drops repeats at the low end: top the axis up
-                k += n_m - m.size
-                m = np.unique(np.rint(np.geomspace(m_lo, 1e9, k)))
-            ds = dpbounds.sweep("delta_bound", sigma=s, rounds=m, progress=False)
-            ref, status = delta_bound_outer(s, m, return_status=True)
-            assert np.array_equal(np.asarray(ds["delta_bound"]), ref, equal_nan=True)
-            invalid = 1 - float(np.asarray(ds["valid"]).mean())
-
-            def sweep_and_reasons():
-                np.asarray(dpbounds.sweep("delta_bound", sigma=s, rounds=m, progress=False)["reason"])
-
-            t = best({"outer": lambda: delta_bound_outer(s, m),
-                      "outer+status": lambda: delta_bound_outer(s, m, return_status=True),
-                      "sweep": lambda: dpbounds.sweep("delta_bound", sigma=s, rounds=m, progress=False),
-                      "sweep+reasons read": sweep_and_reasons}, repeat, clock)
-            n = s.size * m.size
-            print(f"  delta_bound {n_s} x {n_m} ({label}, {invalid:.0%} invalid): outer {t['outer'] * 1e9 / n:.2f} "
-                  f"ns/pt; sweep {t['sweep'] / t['outer']:.2f}x outer ({t['sweep'] / t['outer+status']:.2f}x outer "
-                  f"with status); reading the reasons too {t['sweep+reasons read'] / t['outer']:.2f}x")
-    s = parse_axis("sigma", (0.5, 4.0, 200, "lin"))
-    d = parse_axis("delta", (1e-12, 1e-2, 200, "log"))
-    t = best({"outer": lambda: rounds_required_outer(s, d),
-              "sweep": lambda: dpbounds.sweep("rounds_required", sigma=s, delta=d, progress=False)}, repeat, clock)
-    print(f"  rounds_required 200 x 200: sweep {t['sweep'] / t['outer']:.2f}x rounds_required_outer")
+            separable_case(label, "delta_bound", delta_bound_outer, "sigma", s, "rounds", _rounds_axis(m_lo, n_m),
+                           repeat, clock)
+    n = 200 if quick else 1000
+    s = parse_axis("sigma", (0.5, 4.0, n, "lin"))
+    d = parse_axis("delta", (1e-12, 1e-2, n, "log"))
+    separable_case("45% no M qualifies", "rounds_required", rounds_required_outer, "sigma", s, "delta", d,
+                   max(2, repeat // 3) if not quick else repeat, clock)
     s = parse_axis("sigma", (0.5, 4.0, 1000, "lin"))
-    m = parse_axis("rounds", (1, 1e9, 5000, "log"))
-    t = best({"outer": lambda: min_dataset_size_outer(s, m),
-              "sweep": lambda: dpbounds.sweep("min_dataset_size", sigma=s, rounds=m, progress=False)}, repeat, clock)
-    print(f"  min_dataset_size 1000 x {m.size}: sweep {t['sweep'] / t['outer']:.2f}x min_dataset_size_outer")
+    for m in (_rounds_axis(1.0, 1000), parse_axis("rounds", (1, 1e9, 5000, "log"))):
+        separable_case("all finite", "min_dataset_size", min_dataset_size_outer, "sigma", s, "rounds", m, repeat, clock)
 
 
 def _per_point(name, axes, options):

@@ -9,7 +9,7 @@ that nothing but ``out`` and its manifest is left.
 
 Moments: ``after X s`` (random, seeded: from the child's start-up to its commit),
 ``compute`` (a signal while chunks are being computed, once two chunks are saved), and every
-step of the writing protocol (dpbounds/sweep/_store.py): the child pauses at the step (the
+step of the writing protocol (dpbounds/sweeps/_store.py): the child pauses at the step (the
 second time it is reached for the per-part steps), and the signal comes during the pause.  SIGKILL is sent at every moment (nothing can be cleaned up); SIGINT, SIGTERM and SIGHUP,
 which the sweep handles, at ``compute`` with every engine and during a part write.
 
@@ -42,7 +42,7 @@ N_CHUNKS = 20
 CHILD = r'''
 import json, sys, time
 import dpbounds
-from dpbounds.sweep import _store
+from dpbounds.sweeps import _store
 
 cfg = json.loads(sys.argv[1])
 # every chunk is saved as it finishes: there are parts to keep (or to lose)

@@ -17,7 +17,7 @@ import time
 
 CHILD = """
 import sys, numpy as np, dpbounds
-from dpbounds.sweep import parse_axis
+from dpbounds.sweeps import parse_axis
 n_s, n_m, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 if n_s:
     s = np.linspace(0.5, 4.0, n_s)

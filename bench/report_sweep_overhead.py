@@ -25,8 +25,8 @@ import numpy as np
 
 import dpbounds
 from dpbounds import ufuncs
-from dpbounds.sweep import parse_axis
-from dpbounds.sweep._quantities import get_quantity
+from dpbounds.sweeps import parse_axis
+from dpbounds.sweeps._quantities import get_quantity
 
 #: delta_bound without its separable kernel: the element-wise path of the engine
 ELEMENTWISE = dataclasses.replace(get_quantity("delta_bound"), outer=None)

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 import dpbounds
-from dpbounds.sweep import parse_axis
+from dpbounds.sweeps import parse_axis
 
 
 def main():

@@ -172,8 +172,8 @@ def test_peak_rss_e10000(tolerance, width):
     assert peak_mb <= 300, peak_mb
 
 
-# sigma = 0.5, M = 1000, E = 1: the small-sigma single-epoch law (tilted Fourier series), the one
-# case where PLD_accounting (with numba) used to be faster.  Both cold, in the same run.
+# sigma = 0.5, M = 1000, E = 1: the small-sigma single-epoch law (tilted Fourier series), the
+# case closest to PLD_accounting (with numba).  Both cold, in the same run.
 @pytest.mark.benchmark(group="eps-s05-M1000-E1")
 def test_ours_vs_peer_s05_m1000_e1(benchmark):
     import time

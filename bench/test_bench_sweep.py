@@ -10,7 +10,7 @@ import pytest
 
 import dpbounds
 from dpbounds import ufuncs
-from dpbounds.sweep import parse_axis
+from dpbounds.sweeps import parse_axis
 
 SIGMA = parse_axis("sigma", (0.5, 4.0, 1000, "lin"))
 ROUNDS = parse_axis("rounds", (1e3, 1e9, 1000, "log"))

@@ -64,20 +64,13 @@ def describe(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return f"{name}({', '.join(parts)})"
 
 
-# Open findings, each recorded for issue 14 (a strict xfail in tests/test_fuzz_regressions.py
-# where a unit test can show it; slow calls cannot be, by the no-timed-unit-tests rule): a
+# Open findings (each a strict xfail in tests/test_fuzz_regressions.py where a unit test can
+# show it; slow calls cannot be, by the no-timed-unit-tests rule): a
 # finding matching one of these is reported once per process on stderr, not raised, so that a
 # run stops on NEW things.  DPBOUNDS_FUZZ_STRICT=1 raises them like any other.
 KNOWN: dict[str, Any] = {
-    # fixed and removed: "rdp-epsilon-rounding" (the conversions round towards the bound now,
-    # rdp/_outward.py), "gdp-mu-slow" (the small-sigma law's tables are built in one
-    # vectorised step) and "rdp-overflow-warning" (rdp's Python layer computes under errstate)
     # RandomAllocationPLD.epsilon takes 1-2 s at some sigma/M (listed under "Slow calls" in docs/fuzzing.md)
     "pld-epsilon-slow": re.compile(r"^slow call: .* -- RandomAllocationPLD\.epsilon\("),
-    # fixed and removed: "fp-flag-several-extreme-arguments" (every argument pair of every ufunc is
-    # probed by tests/test_fp_flags.py::test_no_flag_with_two_extreme_arguments)
-    # fixed and removed: "axis-length-slow" (MAX_AXIS_LENGTH is 1e7 now, parsed in ~0.4 s; at 1e8 an
-    # integer axis also peaked at 3.3 GB, the CI fuzz run's out-of-memory)
 }
 _KNOWN_SEEN: set[str] = set()
 

@@ -1,4 +1,4 @@
-"""Fuzz the sweep engine's axis parsing: ``dpbounds.sweep._axes.parse_axis(name, spec)``.
+"""Fuzz the sweep engine's axis parsing: ``dpbounds.sweeps._axes.parse_axis(name, spec)``.
 
 The contract checked (the ``parse_axis`` docstring): for any ``spec`` text, ``parse_axis`` returns
 the axis values -- a non-empty 1-d array of float64 numbers, never NaN (``inf`` is allowed when
@@ -16,15 +16,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _main import fuzz, instrument_dpbounds  # noqa: E402
 
-MODULE = "dpbounds.sweep._axes"
+MODULE = "dpbounds.sweeps._axes"
 
 
 def available() -> bool:
-    # Looked up as a file, not with find_spec(MODULE): that imports dpbounds and dpbounds.sweep
+    # Looked up as a file, not with find_spec(MODULE): that imports dpbounds and dpbounds.sweeps
     # (which imports _axes) before instrument_dpbounds(), and the fuzzer then gets no coverage
-    # feedback from parse_axis at all (it did not, until this was found with --native-coverage).
+    # feedback from parse_axis at all.
     spec = importlib.util.find_spec("dpbounds")   # a top-level lookup imports nothing
-    return spec is not None and any((Path(p) / "sweep" / "_axes.py").is_file()
+    return spec is not None and any((Path(p) / "sweeps" / "_axes.py").is_file()
                                     for p in spec.submodule_search_locations or ())
 
 
@@ -58,7 +58,7 @@ def _spec(d: Draw) -> str:
 
 
 def test_one_input(data: bytes) -> None:
-    from dpbounds.sweep._axes import parse_axis
+    from dpbounds.sweeps._axes import parse_axis
 
     d = Draw(data)
     name, spec = d.pick(_NAMES), _spec(d)

@@ -121,9 +121,10 @@ NOT_CLAIMS: dict[str, str] = {
 }
 
 _WORDS = re.compile(r"relative error|absolute error|accurate to|\bulps?\b|accuracy", re.I)
-_MODULES = ["dpbounds", "dpbounds.rdp", "dpbounds.accountant", "dpbounds.tradeoff", "dpbounds.theorem31",
+_MODULES = ["dpbounds", "dpbounds.rdp", "dpbounds.accountant", "dpbounds.tradeoff", "dpbounds.gdp", "dpbounds.gdp_mu",
+            "dpbounds.allocation_bound",
             "dpbounds.sampling", "dpbounds.composition", "dpbounds.calibration", "dpbounds.normal",
-            "dpbounds.outer", "dpbounds.curve", "dpbounds.epochs", "dpbounds.planner", "dpbounds.sweep"]
+            "dpbounds.outer", "dpbounds.curve", "dpbounds.epochs", "dpbounds.planner", "dpbounds.sweeps"]
 
 
 def resolve(path: str) -> Any:

@@ -88,9 +88,9 @@ def test_eight_threads_match_serial():
 
 
 def test_law_choice_does_not_depend_on_what_is_cached(monkeypatch):
-    # The call-order bug: a log-domain law built for an E > 1 composition (20 s budget) used to be
-    # found in the cache by a later single-epoch question (5 s budget), changing gdp_mu.  Make the
-    # two budgets straddle a cheap (sigma, M) and ask in both orders.
+    # A log-domain law built for an E > 1 composition (20 s budget) is not reused from the cache
+    # by a later single-epoch question (5 s budget): gdp_mu does not depend on the call order.
+    # Make the two budgets straddle a cheap (sigma, M) and ask in both orders.
     sigma, M = 0.5, 20.0
     monkeypatch.setattr(S, "LOGDOMAIN_BUDGET_S", 0.0)
     monkeypatch.setattr(S, "LOGDOMAIN_BUDGET_COMPOSE_S", 100.0)

@@ -380,20 +380,22 @@ def test_pipe_into_head_is_silent(unbuffered):
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_exits_130_with_one_line(tmp_path):
     # the exact curve at 20,000 points of (0.5, 1e6): minutes of work; interrupted after 3 s
-    proc = subprocess.Popen(cli_command("curve", "--sigma", "0.5", "--rounds", "1e6", "--points", "20000",
-                                        "--out", str(tmp_path / "curve.csv")),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
-    try:
-        time.sleep(3.0)
-        assert proc.poll() is None, "the command finished before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    # the context manager closes the pipes on every path, so a failure here leaves no open file behind
+    with subprocess.Popen(cli_command("curve", "--sigma", "0.5", "--rounds", "1e6", "--points", "20000",
+                                      "--out", str(tmp_path / "curve.csv")),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()) as proc:
+        try:
+            time.sleep(3.0)
+            assert proc.poll() is None, "the command finished before it could be interrupted"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
     assert proc.returncode == 130 and out == ""
     assert err == "dpbounds: interrupted\n"
+    assert list(tmp_path.iterdir()) == []     # no partial --out file is left behind
 
 
 def test_entry_point_is_cli_main():

@@ -55,7 +55,7 @@ def test_file_output_and_summary(tmp_path, capsys, suffix):
 def test_list(capsys):
     code, out, _ = run(capsys, "sweep", "--list")
     assert code == 0
-    from dpbounds.sweep import QUANTITIES
+    from dpbounds.sweeps import QUANTITIES
 
     for name in QUANTITIES:
         assert out.count(f"\n{name}(") + out.startswith(f"{name}(") == 1, name

@@ -17,12 +17,12 @@ def test_readme_examples():
 def test_docstring_examples():
     import importlib
 
-    mod = importlib.import_module("dpbounds.theorem31")   # (dpbounds.theorem31 is the function)
+    mod = importlib.import_module("dpbounds.allocation_bound")
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     tests = [t for t in finder.find(mod, mod.__name__) if t.examples]
     # the compiled scalar fast paths carry their Python function's docstring, and are found too
-    assert {"dpbounds.theorem31.delta_bound", "dpbounds.theorem31.rounds_required"} <= {t.name for t in tests}
+    assert {"dpbounds.allocation_bound.delta_bound", "dpbounds.allocation_bound.rounds_required"} <= {t.name for t in tests}
     for t in tests:
         runner.run(t)
     assert runner.failures == 0 and runner.tries >= 2

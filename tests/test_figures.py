@@ -227,8 +227,8 @@ def _legend_outside_the_axes(fig, renderer):
 
 
 def test_tradeoff_figure_defaults_show_the_differences(tmp_path):
-    # at sigma = 1, M = 1e6 every f(a) is within 1e-2 of the diagonal: the old left panel was one
-    # diagonal line, and the legend sat on the gap panel's data
+    # at sigma = 1, M = 1e6 every f(a) is within 1e-2 of the diagonal: the defaults must show the
+    # curves apart, and the legend must sit off the gap panel's data
     fig = tradeoff_figure()
     renderer = _render(fig, tmp_path / "tradeoff.png")
     _legend_outside_the_axes(fig, renderer)

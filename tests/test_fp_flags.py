@@ -64,9 +64,9 @@ def test_no_flag_at_hard_doubles(u, k):
                 assert np.isinf(out), (u.name, p, out)
 
 
-# Two arguments extreme at once (the CI fuzz run found flags no single-argument probe shows:
-# sigma 0.07 with M 1e308 in the CLT set-up, sigma 1e155 with M 1e308 in the Edgeworth branch
-# edges, sigma 1.8e308 in Theorem 3.1's exact coefficient).  Where an overflow is genuine in a
+# Two arguments extreme at once (flags no single-argument probe shows, e.g. sigma 0.07 with
+# M 1e308 in the CLT set-up, sigma 1e155 with M 1e308 in the Edgeworth branch edges, sigma
+# 1.8e308 in Theorem 3.1's exact coefficient; tests/test_fuzz_regressions.py replays them).  Where an overflow is genuine in a
 # pair, the true value is beyond the doubles for the reason given.
 GENUINE_PAIR_OVERFLOW = {
     "min_dataset_size": "clip_norm sigma rounds / noise_ratio: any two extreme factors overflow the product",
@@ -167,7 +167,7 @@ def _gdp_epsilon_mp(delta, mu):
 
 @pytest.mark.parametrize("mu", [1e150, 1e154, 1.8e154])
 def test_gdp_epsilon_at_huge_mu_vs_mpmath(mu):
-    # finite and accurate just below the overflow, without the flag it used to raise
+    # finite and accurate just below the overflow, without an overflow flag
     with np.errstate(all="raise", under="ignore"):
         got = U.gdp_epsilon(1e-5, mu)
     ref = _gdp_epsilon_mp(1e-5, mu)
@@ -226,7 +226,7 @@ def _edgeworth_p_exact(y: float, dps: int) -> "mp.mpf":
 
 @pytest.mark.parametrize("y", [1e104, -1e104, 1e154, -1e200, 1e308])
 def test_edgeworth_p_at_huge_y_is_the_signed_overflow(y):
-    # p(y) ~ (4 c^2 - d) y^3: beyond the doubles with the sign of (4 c^2 - d) y (it was NaN)
+    # p(y) ~ (4 c^2 - d) y^3: beyond the doubles with the sign of (4 c^2 - d) y, never NaN
     exact = _edgeworth_p_exact(y, 40)
     assert abs(exact) > mp.mpf(np.finfo(np.float64).max)
     with np.errstate(all="raise", under="ignore"):
@@ -243,7 +243,7 @@ def test_edgeworth_p_large_finite_y_vs_mpmath(y):
 
 def test_clt_slope_refused_below_sigma_min_like_the_curve():
     # the slope's panels lose accuracy below 0.03 as the curve's do (relative 3.4e-5 at sigma =
-    # 0.001 against mpmath), and it was 0 below 1.3e-154 where the limit is about -s/2 at a = 1/2
+    # 0.001 against mpmath); below 1.3e-154 the limit is about -s/2 at a = 1/2, not 0
     sig = np.array([0.029, 1e-3, 1e-100, 1e-160, 5e-324])
     with np.errstate(all="raise", under="ignore"):
         assert np.isnan(U.tradeoff_clt_slope(0.5, sig, 1000.0)).all()

@@ -18,11 +18,10 @@ from hypothesis import strategies as st
 import dpbounds
 from dpbounds import rdp, ufuncs
 
-# ----------------------------------------------------------------------------- fixed here
-# The validated API read non-numbers as numbers: numpy's float conversion drops the imaginary
-# part of complex input (only a ComplexWarning), parses strings ("1.5") and reads None as NaN;
-# a Python int beyond the double range escaped as OverflowError.  Each must be DPBoundsError
-# naming the parameter.
+# ----------------------------------------------------------------------------- the findings
+# The validated API reads only real numbers: complex input (whose imaginary part numpy's float
+# conversion would drop), strings ("1.5"), None and a Python int beyond the double range are each
+# a DPBoundsError naming the parameter.
 NOT_REAL = [
     pytest.param(np.array([1.0 + 1.0j]), id="complex-array"),
     pytest.param(np.array([], dtype=np.complex128).reshape(4, 0, 0), id="empty-complex-array"),
@@ -32,7 +31,7 @@ NOT_REAL = [
     pytest.param(np.array([1.0, None], dtype=object), id="object-with-None"),
     pytest.param(np.array(["2.0"]), id="str-array"),
     pytest.param(10 ** 400, id="int-beyond-double"),
-    # a bool is not the number 1 (delta_bound(sigma=True, rounds=1000) answered 0.209)
+    # a bool is not the number 1
     pytest.param(True, id="bool"),
     pytest.param(np.array([True, False]), id="bool-array"),
 ]
@@ -61,15 +60,15 @@ def test_non_real_input_is_refused_naming_the_parameter(call, name, value):
 @pytest.mark.parametrize("value", [1.5, np.float32(2.0), np.array([1.0, 2.0]), [1.0, 2], np.array([3], dtype=np.int8),
                                    np.array([1.5, 2], dtype=object)])
 def test_real_input_still_accepted(value):
-    # the same values as before the check: what numpy converts exactly to float64
+    # what numpy converts exactly to float64 is accepted, with those values
     got = rdp.gaussian(2.0, value)
     want = 2.0 / (2.0 * np.asarray(value, dtype=np.float64) ** 2)
     np.testing.assert_array_equal(got, want)
 
 
 def test_delta_bound_empty_broadcast_still_checks_rounds():
-    # fuzz_special: an empty sigma next to rounds = NaN was accepted (the array path read the
-    # status of the empty broadcast only); every other validated function refuses it
+    # fuzz_special: an empty sigma next to rounds = NaN is refused, as by every other validated
+    # function (an empty broadcast has no status to read: the arguments are checked themselves)
     with pytest.raises(dpbounds.DPBoundsError, match=r"^rounds must be an integer >= 3"):
         dpbounds.delta_bound(np.empty((0, 0, 0)), np.nan, "simplified")
     with pytest.raises(dpbounds.DPBoundsError, match=r"^rounds must be an integer >= 3"):
@@ -79,9 +78,9 @@ def test_delta_bound_empty_broadcast_still_checks_rounds():
 
 
 def test_rdp_delta_at_order_inf_takes_the_total_variation_bound():
-    # fuzz_rdp: rdp.epsilon([1e-100], [inf], 1e-15) = 0, yet rdp.delta(..., 0) was 1.0: at order
-    # inf the improved delta conversion skipped its total-variation bound sqrt(1 - e^{-rdp}),
-    # which its docstring promises (and which it applies at every finite order)
+    # fuzz_rdp: at order inf the improved delta conversion takes its total-variation bound
+    # sqrt(1 - e^{-rdp}) too, as its docstring promises and as at every finite order, so that
+    # rdp.delta at rdp.epsilon([1e-100], [inf], 1e-15) meets 1e-15
     for r in (1e-100, 1e-3, 0.01, 2.0):
         tv = math.sqrt(-math.expm1(-r))
         d_inf = rdp.delta([r], [math.inf], 0.0)
@@ -90,28 +89,27 @@ def test_rdp_delta_at_order_inf_takes_the_total_variation_bound():
         assert d_inf <= rdp.delta([r], [1e6], 0.0) * (1 + 1e-12)
     eps = rdp.epsilon([1e-100], [math.inf], 1e-15)
     assert rdp.delta([1e-100], [math.inf], eps) <= 1e-15
-    # the classic conversion has no such bound: delta(eps < rdp) is 1 there, as before
+    # the classic conversion has no such bound: delta(eps < rdp) is 1 there
     assert rdp.delta([0.01], [math.inf], 0.0, "classic") == 1.0
     assert rdp.delta([0.01], [math.inf], 0.02) == 0.0
 
 
 def test_rounds_required_underflowed_per_epoch_delta_is_inf_not_nan():
-    # fuzz_bounds: rounds_required(1e-200, 5e-324, "simplified", "target", epochs=2) was NaN: the
-    # per-epoch delta 1 - (1 - 5e-324)^(1/2) underflows to 0, outside the kernel's (0, 1).  No M
-    # reaches a delta below the smallest double (delta_min >= T6 > 1e-17 for M <= 2**53): inf.
+    # fuzz_bounds: at epochs=2 the per-epoch delta 1 - (1 - 5e-324)^(1/2) underflows to 0, outside
+    # the kernel's (0, 1).  No M reaches a delta below the smallest double (delta_min >= T6 > 1e-17
+    # for M <= 2**53): the answer is inf, not NaN.
     assert dpbounds.per_epoch_delta(5e-324, 2) == 0.0
     for s, vat in ((1e-200, "target"), (1.0, "delta_min"), (3.0, "target")):
         assert dpbounds.rounds_required(s, 5e-324, "simplified", vat, epochs=2) == math.inf
-        assert dpbounds.rounds_required(s, 5e-324, "simplified", vat) == math.inf   # one epoch: as before
+        assert dpbounds.rounds_required(s, 5e-324, "simplified", vat) == math.inf   # one epoch
         got = dpbounds.rounds_required(np.array([s, s]), np.array([5e-324, 0.01]), "simplified", vat, epochs=2)
         assert got[0] == math.inf
         assert got[1] == dpbounds.rounds_required(s, 0.01, "simplified", vat, epochs=2)
 
 
-# RDPAccountant.get_delta missed the optimum over orders when it sits at the top of the order range
-# and the total-variation shortcut makes a local minimum near alpha = 1: the answer was valid (an
-# upper bound) but up to 1e23 times looser than what the same curve gives, and inconsistent with
-# get_epsilon on the same accountant.  get_delta now scans the orders above its first optimum.
+# RDPAccountant.get_delta finds the optimum over orders also when it sits at the top of the order
+# range and the total-variation shortcut makes a local minimum near alpha = 1 (it scans the orders
+# above its first optimum), so it is never looser than get_epsilon of the same accountant.
 @pytest.mark.parametrize("sigma, delta", [(1e6, 1e-30), (9007199254740991.0, 1e-100)])
 def test_rdp_accountant_delta_at_its_own_epsilon(sigma, delta):
     acc = rdp.RDPAccountant().compose(rdp.PoissonGaussian(sigma, 1.0), 1)
@@ -159,11 +157,10 @@ def test_rdp_accountant_conversions_reach_the_global_minimum_over_orders(make):
         assert acc.get_epsilon(d) <= eps * (1 + 1e-9) + 1e-12
 
 
-# The raw kernels raise IEEE flags at extreme or NaN arguments although the value they return is
-# the right one, so numpy warned "RuntimeWarning: overflow encountered in normal_pdf".  The
-# documented contract is "NaN in -> NaN out, silently" (tests/test_ufunc_infra.py) and, as
-# scipy.special, no floating-point warnings from the special functions.  Each C kernel now
-# guards the extreme branch before the overflowing operation (values unchanged).
+# The raw kernels raise no IEEE flag at extreme or NaN arguments where the value they return is
+# the right one: the documented contract is "NaN in -> NaN out, silently"
+# (tests/test_ufunc_infra.py) and, as scipy.special, no floating-point warnings from the special
+# functions.  Each C kernel guards its extreme branch before the operation that would overflow.
 FP_FLAGS = [
     pytest.param(lambda: ufuncs.normal_pdf(-4.37086174e307), 0.0, id="normal_pdf-huge-x"),
     pytest.param(lambda: ufuncs.tradeoff_clt_slope(0.0, np.nan, np.nan), math.nan, id="tradeoff_clt_slope-nan"),
@@ -186,10 +183,10 @@ def test_no_floating_point_warning(call, expected):
         assert got == pytest.approx(expected, rel=1e-15, abs=0.0)
 
 
-# subsampled_gaussian_wor never returned at sigma = 1e-9 (any order, e.g. 2.5; 0.3 s at sigma = 1e-6),
-# inside a nogil C loop that Ctrl-C cannot interrupt: the quadrature of the Pearson-Vajda moment
-# D^2 had ~12.5/sigma nodes.  The certificate that the Pearson-Vajda entry loses now covers D^2
-# (for sigma <= 0.5), so no quadrature runs there.  Run in a subprocess with a time limit.
+# subsampled_gaussian_wor returns promptly at a tiny sigma (1e-9, any order): the quadrature of the
+# Pearson-Vajda moment D^2 would need ~12.5/sigma nodes, in a nogil C loop that Ctrl-C cannot
+# interrupt, but the certificate that the Pearson-Vajda entry loses covers D^2 for sigma <= 0.5,
+# so no quadrature runs there.  Run in a subprocess with a time limit.
 def test_subsampled_gaussian_wor_tiny_sigma_returns():
     import subprocess
     import sys
@@ -235,7 +232,7 @@ def test_subsampled_gaussian_wor_certificate_at_order_2_is_sharp_enough():
 @pytest.mark.parametrize("alpha", [8.99e307, 1e308, 1.7976931348623157e308])
 @pytest.mark.parametrize("b", [1e290, 1e300, 1e305, 1e307, 1e308, 9007199254740994.0])
 def test_rdp_laplace_at_orders_where_2_alpha_overflows(alpha, b):
-    # 2 alpha overflowed: w = (alpha-1)/(2 alpha-1) became 0 and the answer 1/b, 150 % off at b = 1e308
+    # 2 alpha overflows here: w = (alpha-1)/(2 alpha-1) must still be about 1/2, not 0
     import mpmath as mp
     mp.mp.dps = 60
     A, B = mp.mpf(alpha), mp.mpf(b)
@@ -245,8 +242,8 @@ def test_rdp_laplace_at_orders_where_2_alpha_overflows(alpha, b):
     assert abs(got - float(exact)) <= 4e-16 * float(exact) + 2 * 5e-324
 
 
-# The RDP mechanism objects accepted a sampling rate above 1 and a negative sigma (issue 14's
-# example) and answered inf; they validate with the constraint table now.
+# The RDP mechanism objects validate their parameters with the constraint table: a sampling rate
+# above 1 or a negative sigma is refused, naming it.
 @pytest.mark.parametrize("make", [lambda: rdp.PoissonGaussian(1.1, 1.5), lambda: rdp.PoissonGaussian(-1.0, 0.01),
                                   lambda: rdp.Gaussian(-1.0)], ids=["q=1.5", "sigma<0", "gaussian-sigma<0"])
 def test_mechanism_objects_validate(make):
@@ -254,10 +251,10 @@ def test_mechanism_objects_validate(make):
         make()
 
 
-# Found by the CI fuzz run (rdp harness): at an order of 9e15 the conversion term
-# log(1/delta)/(alpha - 1) ~ 8e-14 is below half an ulp of the RDP value 9e5, so eps = r + term
-# rounded down to r and delta(eps) = 4e-17 exceeded the target delta.  The conversions round
-# towards the bound now (rdp/_outward.py; tests/test_rdp_outward.py checks them against mpmath).
+# fuzz_rdp: at an order of 9e15 the conversion term log(1/delta)/(alpha - 1) ~ 8e-14 is below
+# half an ulp of the RDP value 9e5, so eps = r + term rounded to nearest would be r, whose delta
+# exceeds the target.  The conversions round towards the bound (rdp/_outward.py;
+# tests/test_rdp_outward.py checks them against mpmath).
 def test_rdp_epsilon_rounds_towards_the_bound():
     r, o, d = np.array([897687.35876041]), np.array([9.00719925e15]), 2.2250738585072014e-308
     eps = rdp.epsilon(r, o, d, "improved")
@@ -273,11 +270,9 @@ def test_tradeoff_clt_names_a_sigma_beyond_the_doubles():
         dpbounds.tradeoff_clt(np.array([np.nan]), 10**400, 3.0)
 
 
-# Found by the coverage-instrumented fuzz run (rdp harness, fuzz/run.py --native-coverage; it
-# reproduces with the ordinary build): the node count of the real-order quadrature divided alpha
-# by sigma outside np.errstate, so a subnormal sigma let numpy's "overflow encountered in divide"
-# RuntimeWarning escape.  Fixed: the count is inf there, over the cap, and the order is refused
-# naming sigma (documented).
+# fuzz_rdp: the node count of the real-order quadrature divides alpha by sigma; at a subnormal
+# sigma that count is inf, over the cap, and the order is refused naming sigma (documented) --
+# no numpy "overflow encountered in divide" RuntimeWarning.
 def test_poisson_gaussian_subnormal_sigma_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -292,10 +287,10 @@ def test_poisson_gaussian_subnormal_sigma_warns_nothing():
 
 
 def test_gdp_delta_monotone_to_its_stated_accuracy():
-    # Found by the coverage-instrumented fuzz run (tradeoff harness): gdp_delta at eps = 1e-4 and
-    # at eps 135 ulps above it (true delta 0.06 ulp lower) came out 8 ulps HIGHER, which the
-    # harness's 4-ulp monotonicity check reported.  Within the docstring's relative error
-    # (<= 1e-13 for mu >= 0.1): the harness now allows that, and this test holds the kernel to it.
+    # fuzz_tradeoff: gdp_delta at eps = 1e-4 and at eps 135 ulps above it (true delta 0.06 ulp
+    # lower) may differ by more than 4 ulps in the wrong direction, within the docstring's
+    # relative error (<= 1e-13 for mu >= 0.1): the harness allows that, and this test holds the
+    # kernel to the claim.
     import mpmath as mp
     mp.mp.dps = 50
     eps = np.array([0.0001, 0.00010000000000000183])
@@ -309,10 +304,9 @@ def test_gdp_delta_monotone_to_its_stated_accuracy():
     assert got[1] <= got[0] * (1 + 2.5e-13)
 
 
-# Found by the coverage-instrumented fuzz run (rdp harness, long run; reproduces with the ordinary
-# build): composing at the largest double as an order, c * rdp = 10 * 9e307 overflowed outside
-# the errstate (which silenced "invalid" only) and numpy's RuntimeWarning escaped get_epsilon.
-# Fixed: the composed curve is inf there, its value; the order is useless, not an error.
+# fuzz_rdp: composing at the largest double as an order, c * rdp = 10 * 9e307 is beyond the
+# doubles: the composed curve is inf there, its value, without a RuntimeWarning; the order is
+# useless, not an error.
 def test_rdp_accountant_largest_order_warns_nothing():
     acc = rdp.RDPAccountant(np.array([1.7976931348623157e308]), "classic", 10000.0)
     acc.compose(rdp.Gaussian(1.0), 10)
@@ -327,10 +321,9 @@ def test_rdp_accountant_largest_order_warns_nothing():
         assert both.get_epsilon(1e-5) == float(rdp.epsilon([40.0], [8.0], 1e-5, "classic"))
 
 
-# Found by the coverage-instrumented fuzz run (rdp harness, second long pass, under ASan):
-# RDPAccountant([1e6], ...) with SubsampledGaussianWOR ran for over 30 s: the integer-order table
-# was built whole up to order 1e6, O(n^2) work, for the one order asked.  Orders above 20000 are
-# now evaluated one by one (O(order) each here); the suite's per-test time guards the speed.
+# fuzz_rdp: RDPAccountant([1e6], ...) with SubsampledGaussianWOR answers quickly: orders above
+# 20000 are evaluated one by one (O(order) each), not from an integer-order table built whole
+# (O(n^2) work for the one order asked); the suite's per-test time guards the speed.
 def test_wor_accountant_at_order_1e6_is_quick_and_right():
     acc = rdp.RDPAccountant([1e6], "improved", 1e6).compose(rdp.SubsampledGaussianWOR(3.5, 0.5), 1)
     eps, order = acc.get_epsilon(1 - 1.3e-9, return_order=True)
@@ -341,7 +334,7 @@ def test_wor_accountant_at_order_1e6_is_quick_and_right():
     lo = 1e6 / (2 * 3.5 ** 2) + 1e6 * math.log(0.5) / (1e6 - 1)
     assert lo * (1 - 1e-14) <= v <= 1e6 / (2 * 3.5 ** 2)
     assert eps == float(rdp.epsilon([v], [1e6], 1 - 1.3e-9))
-    # the continuous search up to 1e6 is quick as well (it used to build tables of 1e4 orders and up)
+    # the continuous search up to 1e6 is quick as well (no table of 1e4 orders and up)
     cont = rdp.RDPAccountant(max_order=1e6).compose(rdp.SubsampledGaussianWOR(3.5, 0.5), 1)
     assert cont.get_epsilon(1e-5) <= float(rdp.epsilon([v], [1e6], 1e-5))
 
@@ -369,12 +362,10 @@ def test_no_usable_order_error_names_the_orders_and_the_query():
         acc.get_delta(1.0)
 
 
-# Found by the coverage-instrumented fuzz run (tradeoff harness, second long pass; reproduces with
-# the ordinary build): a curve whose f is the smallest normal double at a = 0 and 1e-300
-# symmetrizes to the two points (0, 2.2e-308), (1, 0), which is_symmetric(1e-9) rejects.
-# symmetrize was wrong, not is_symmetric: the hull's cross product (2.2e-308 * 1e-300) underflowed
-# to 0, so the strict turn at (2.2e-308, 0) looked collinear and that vertex was dropped.  The
-# orientation's sign is now exact where a product underflows.
+# fuzz_tradeoff: a curve whose f is the smallest normal double at a = 0 and 1e-300 symmetrizes
+# to a symmetric curve.  The hull's cross product (2.2e-308 * 1e-300) underflows to 0 there; the
+# orientation's sign is exact where a product underflows, so the strict turn at (2.2e-308, 0)
+# keeps its vertex.
 def test_symmetrize_of_a_near_zero_curve_is_symmetric():
     c = dpbounds.TradeoffCurve(np.array([0.0, 1e-300, 1.0]),
                                np.array([2.2250738585072014e-308, 2.2250738585072014e-308, 0.0]))
@@ -388,9 +379,9 @@ def test_symmetrize_of_a_near_zero_curve_is_symmetric():
 
 
 def test_tradeoff_curve_epsilon_at_a_subnormal_vertex():
-    # Found by the fuzz run (tradeoff harness, seed 3): at a vertex a = 5e-324 the quotient
-    # (1 - f - delta)/a of TradeoffCurve.epsilon overflowed, numpy's RuntimeWarning escaped and the
-    # answer was inf where the true epsilon is finite, log(0.5/5e-324) ~ 743.7
+    # fuzz_tradeoff (seed 3): at a vertex a = 5e-324 the quotient (1 - f - delta)/a of
+    # TradeoffCurve.epsilon overflows; the answer is the finite log(0.5/5e-324) ~ 743.7, without
+    # a RuntimeWarning
     import mpmath as mp
 
     c = dpbounds.TradeoffCurve(np.array([0.0, 5e-324, 1.0]), np.array([1.0, 0.5, 0.0]))
@@ -399,8 +390,8 @@ def test_tradeoff_curve_epsilon_at_a_subnormal_vertex():
         eps = c.epsilon(0.0)
     want = mp.log(mp.mpf(0.5) / mp.mpf(5e-324))
     assert abs(mp.mpf(eps) - want) <= 4 * np.spacing(float(want))
-    # and delta at that epsilon (above 700, where e^eps overflows but e^eps a does not) is 0
-    # (found by the next fuzz run: delta clamped eps at 700 and answered 1 - f = 0.5)
+    # and delta at that epsilon (above 700, where e^eps overflows but e^eps a does not) is 0:
+    # delta(epsilon(d)) <= d holds there too
     assert c.delta(eps) == 0.0 and c.delta(701.0) == 0.5
     # an ordinary vertex keeps the quotient's log, bit for bit
     d = dpbounds.TradeoffCurve(np.array([0.0, 0.25, 1.0]), np.array([1.0, 0.5, 0.0]))
@@ -408,8 +399,8 @@ def test_tradeoff_curve_epsilon_at_a_subnormal_vertex():
 
 
 def test_randomized_response_rdp_at_the_largest_order():
-    # Found by the CI fuzz run (rdp harness): at alpha = 1.8e308 the product alpha * r / 2
-    # overflowed and the RDP was inf (with numpy's overflow warning) where it is about r = |logit p|
+    # fuzz_rdp: at alpha = 1.8e308 the product alpha * r / 2 overflows, but the RDP is finite,
+    # about r = |logit p|, and raises no flag
     import mpmath as mp
 
     mp.mp.dps = 60
@@ -421,10 +412,10 @@ def test_randomized_response_rdp_at_the_largest_order():
         assert abs(mp.mpf(got) - want) <= 4 * np.spacing(float(want))
 
 
-# Found by the CI fuzz run (bounds and tradeoff harnesses): IEEE flags where two arguments are
-# extreme at once (tests/test_fp_flags.py probes one argument at a time; its pair test now probes
-# every pair).  At sigma = 1.8e308 the flag came from the exact coefficient sqrt(8/pi) sigma, and
-# the term T1 = 2 B coef mu it fed was wrong from sigma ~ 1e151 on (0, then inf).
+# fuzz_bounds, fuzz_tradeoff: no IEEE flag where two arguments are extreme at once
+# (tests/test_fp_flags.py probes every pair).  At sigma = 1.8e308 the exact coefficient
+# sqrt(8/pi) sigma overflows, yet the term T1 = 2 B coef mu it feeds is right from sigma ~ 1e151
+# on (tests below, against mpmath).
 def test_delta_bound_at_huge_sigma_and_rounds_raises_no_flag():
     with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
         d, st = dpbounds.ufuncs._delta_bound_checked_exact(1.7976931348623157e308, 1e15)
@@ -459,16 +450,16 @@ def test_theorem31_t1_at_huge_sigma_is_its_limit(sigma):
     assert got == pytest.approx(float(want), rel=1e-15)
 
 
-# found by fuzzing (issue 14): gdp_epsilon at mu = 2.2e-308 answered 0 (with a divide-by-zero flag)
-# where delta(0) ~ 8.9e-309 exceeds the target 5e-324: the small-mu form now solves for eps/mu
+# gdp_epsilon at mu = 2.2e-308, where delta(0) ~ 8.9e-309 exceeds the target
+# 5e-324, is the positive eps that meets it (the small-mu form solves for eps/mu), with no flag
 def test_gdp_epsilon_at_a_subnormal_mu_is_sufficient():
     eps = dpbounds.gdp_epsilon(5e-324, 2.2250738585072014e-308)
     assert eps > 0 and dpbounds.gdp_delta(eps, 2.2250738585072014e-308) <= 5e-324
 
 
-# found by a random probe of the small-mu form of gdp_delta (this session): at z = eps/mu ~ 1e119
-# the Taylor correction's P_1 = -q h underflowed and 0/0 gave NaN; the correction, O(h^2), is
-# skipped below h = 1e-9.  log delta ~ log mu - z^2/2 - log sqrt(2 pi) - 2 log z + eps/2 there.
+# The small-mu form of gdp_delta at z = eps/mu ~ 1e119: the Taylor correction's P_1 = -q h
+# underflows, so the correction, O(h^2), is skipped below h = 1e-9 (never 0/0).
+# log delta ~ log mu - z^2/2 - log sqrt(2 pi) - 2 log z + eps/2 there.
 @pytest.mark.parametrize("eps, mu", [(0.1026839629462507, 7.152309831353345e-121),
                                      (0.41046224785626617, 9.739953491276525e-111)])
 def test_gdp_log_delta_at_huge_eps_over_mu_is_finite(eps, mu):
@@ -480,16 +471,16 @@ def test_gdp_log_delta_at_huge_eps_over_mu_is_finite(eps, mu):
     assert got == pytest.approx(want, rel=1e-15)
 
 
-# found by the special harness (seed 3, this session): edgeworth_status let numpy's ValueError out
-# for shapes that do not broadcast; the error names the parameters like every validated function
+# fuzz_special (seed 3): edgeworth_status names the parameters whose shapes do not broadcast,
+# like every validated function, never numpy's ValueError
 def test_edgeworth_status_names_shapes_that_do_not_broadcast():
     with pytest.raises(dpbounds.DPBoundsError, match=r"^shapes do not broadcast together: a\(2, 0\), sigma\(2, 0\), rounds\(0, 3\)"):
         dpbounds.edgeworth_status(np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 3)))
     assert dpbounds.edgeworth_status(0.1, 1.0, 1000) == 0
 
 
-# found by a random probe (this session): edgeworth_status said 0 ("defined") at a fractional
-# number of rounds, where tradeoff_edgeworth is NaN (its declared domain: an integer >= 3)
+# edgeworth_status sets the bad-input bit at a fractional number of rounds, where
+# tradeoff_edgeworth is NaN (its declared domain: an integer >= 3)
 def test_edgeworth_status_is_bad_input_at_fractional_rounds():
     assert dpbounds.edgeworth_status(0.03, 0.9311351969305441, 4.626820680102791) == 1
     assert np.isnan(dpbounds.ufuncs.tradeoff_edgeworth(0.03, 0.9311351969305441, 4.626820680102791))
@@ -506,9 +497,9 @@ def test_edgeworth_nan_exactly_where_its_status_says(a, sigma, rounds):
     assert bool(np.isnan(f)) == (st_ != 0), (a, sigma, rounds, f, st_)
 
 
-# found by the special harness (seed 11, this session): at q = 1 the mixture's likelihood ratio
-# minus one reaches -1 exactly where it underflows, and log1p(-1) raised divide-by-zero; the
-# integrand there is a - 1 (1 at a = 1).  At q = 1 the Poisson RDP is the Gaussian's a/(2 sigma^2).
+# fuzz_special (seed 11): at q = 1 the mixture's likelihood ratio minus one reaches -1 exactly
+# where it underflows; the integrand there is a - 1 (1 at a = 1), without a divide-by-zero flag
+# from log1p(-1).  At q = 1 the Poisson RDP is the Gaussian's a/(2 sigma^2).
 @pytest.mark.parametrize("alpha", [1.0, 1.5, 2.5, 7.290294928588934])
 def test_rdp_poisson_quad_log_at_q_one_is_the_gaussian(alpha):
     sigma = 0.17984648772986425
@@ -518,10 +509,10 @@ def test_rdp_poisson_quad_log_at_q_one_is_the_gaussian(alpha):
     assert rdp == pytest.approx(alpha / (2 * sigma * sigma), rel=1e-12)
 
 
-# found by the accountants harness (seed 11, this session): out of memory (3.1 GB) in
-# RandomAllocationPLD(0.74, 16, 3).epsilon(~0.5): an epsilon guess near 0 asked for loss cells of
-# 2.7e-7 over a log-domain grid 34 wide, 1.3e8 cells.  The cells are now capped (2**20, as the
-# Fourier law); checked here with a small cap so that the test is fast.
+# fuzz_accountants (seed 11): RandomAllocationPLD(0.74, 16, 3).epsilon(~0.5) stays in bounded
+# memory: an epsilon guess near 0 asks for loss cells of 2.7e-7 over a log-domain grid 34 wide
+# (1.3e8 cells), and the cells are capped (2**20, as the Fourier law); checked here with a small
+# cap so that the test is fast.
 def test_log_domain_lattice_cells_are_capped(monkeypatch):
     from dpbounds.accountant import _law_logdomain as L
 
@@ -537,14 +528,13 @@ def test_log_domain_lattice_cells_are_capped(monkeypatch):
     assert set(out) == {"remove", "add"}
 
 
-# found by the CI fuzz run (sweep_axes, this session): an integer axis of 1e8 points peaked at
-# 3.3 GB while parsing (linspace, rint, unique with its sort and index arrays).  The cap is 1e7
-# points and repeats of a generated (monotone) axis are dropped without a sort.
+# fuzz_sweep_axes: an axis is at most 1e7 points, and repeats of a generated (monotone) integer
+# axis are dropped without a sort, so that parsing one stays in bounded memory.
 def test_axis_cap_and_integer_axis_memory():
     import tracemalloc
 
-    from dpbounds.sweep import parse_axis
-    from dpbounds.sweep._axes import MAX_AXIS_LENGTH
+    from dpbounds.sweeps import parse_axis
+    from dpbounds.sweeps._axes import MAX_AXIS_LENGTH
 
     assert MAX_AXIS_LENGTH == 10 ** 7
     with pytest.raises(dpbounds.DPBoundsError, match=r"^axis epochs: num must be at most 1e\+07"):
@@ -560,9 +550,9 @@ def test_axis_cap_and_integer_axis_memory():
     assert list(parse_axis("rounds", "10:1:10")) == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]   # decreasing stays so
 
 
-# found by the instrumented CI fuzz run (this session): gdp_delta(-2.2e-308, 1e-200) was 0 while
-# gdp_delta(0, 1e-200) = 4e-201 -- the general form at a tiny mu and slightly negative eps; the
-# small-mu form now covers eps down to -min(1/2, 30 mu).  References: mpmath at 260 digits.
+# gdp_delta at a tiny mu and a slightly negative eps, e.g. (-2.2e-308, 1e-200),
+# is at least gdp_delta(0, 1e-200) = 4e-201: the small-mu form covers eps down to
+# -min(1/2, 30 mu).  References: mpmath at 260 digits.
 @pytest.mark.parametrize("mu", [1e-200, 1e-5, 0.01])
 @pytest.mark.parametrize("z", [-2.2e-108, -0.5, -5.0, -29.9])
 def test_gdp_delta_small_mu_negative_eps_vs_mpmath(mu, z):
@@ -578,9 +568,8 @@ def test_gdp_delta_small_mu_negative_eps_vs_mpmath(mu, z):
     assert dpbounds.gdp_delta(-2.2250738585072014e-308, 1e-200) >= dpbounds.gdp_delta(0.0, 1e-200)
 
 
-# found by the instrumented CI fuzz step (rdp harness, this session): the quadrature node count of
-# rdp.poisson_gaussian formed 0.9 pi sigma, which overflowed at sigma = 1.8e308 and let numpy's
-# RuntimeWarning escape
+# fuzz_rdp: the quadrature node count of rdp.poisson_gaussian involves 0.9 pi sigma, beyond the
+# doubles at sigma = 1.8e308: no RuntimeWarning escapes
 def test_poisson_gaussian_at_the_largest_sigma_raises_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

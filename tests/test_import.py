@@ -46,14 +46,14 @@ def test_unknown_name_raises_attribute_error():
 #: accountants and everything else that is imported on first use, and the heavier parts of
 #: numpy and the standard library they need.
 HEAVY = ("dpbounds.accountant", "dpbounds.rdp", "dpbounds.planner", "dpbounds.calibration", "dpbounds.composition",
-         "dpbounds.tradeoff", "dpbounds.sampling", "dpbounds.curve", "dpbounds.outer", "dpbounds.sweep._sweep",
+         "dpbounds.tradeoff", "dpbounds.sampling", "dpbounds.curve", "dpbounds.outer", "dpbounds.sweeps",
          "dpbounds.figures", "dpbounds.cli", "numpy.random", "numpy.polynomial", "numpy.linalg", "numpy.fft",
          "decimal", "fractions", "random", "hashlib", "multiprocessing", "concurrent.futures", "json", "inspect")
 
-#: The modules of dpbounds that ``import dpbounds`` may load: the two whose names are also
-#: functions (dpbounds.sweep, dpbounds.theorem31) and what they need.
+#: The modules of dpbounds that ``import dpbounds`` may load: the Theorem 3.1 functions and what
+#: they need.
 EAGER = {"dpbounds", "dpbounds._errors", "dpbounds._ufuncs", "dpbounds._kernels", "dpbounds._validation",
-         "dpbounds.sweep", "dpbounds.sweep._axes", "dpbounds.theorem31"}
+         "dpbounds.allocation_bound"}
 
 
 def test_import_loads_no_heavy_module():
@@ -75,7 +75,46 @@ def test_lazy_names_are_the_modules_objects():
             "assert dpbounds.gdp_delta is dpbounds.tradeoff.gdp_delta; "
             "assert dpbounds.ufuncs is dpbounds._ufuncs; "
             "assert 'rdp' in dir(dpbounds) and 'calibrate_noise' in dir(dpbounds); "
-            "import dpbounds.sweep._writers, dpbounds.theorem31; "
+            "import dpbounds.sweeps._writers, dpbounds.allocation_bound; "
             "assert callable(dpbounds.sweep) and callable(dpbounds.theorem31); "
+            "assert dpbounds.sweep is dpbounds.sweeps.sweep; "
             "from dpbounds import *; assert calibrate_noise is dpbounds.calibration.calibrate_noise")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _public_modules():
+    """Every public (sub)module of dpbounds, found from the files: (parent package, name)."""
+    import pkgutil
+
+    import dpbounds
+
+    todo, found = [("dpbounds", dpbounds.__path__[0])], []
+    while todo:
+        parent, path = todo.pop()
+        for info in pkgutil.iter_modules([path]):
+            if not info.name.startswith("_"):
+                found.append((parent, info.name))
+                if info.ispkg:
+                    todo.append((f"{parent}.{info.name}", f"{path}/{info.name}"))
+    return sorted(found)
+
+
+def test_no_module_shares_a_name_with_a_function():
+    """``import dpbounds.x as m`` gives the module x: no public function or class hides it."""
+    import importlib
+    import types
+
+    modules = _public_modules()
+    assert ("dpbounds", "sweeps") in modules and ("dpbounds", "allocation_bound") in modules
+    for parent, name in modules:
+        package = importlib.import_module(parent)
+        # what the package gives for the name before the module is imported (its lazy names) ...
+        before = getattr(package, name, None)
+        assert before is None or isinstance(before, types.ModuleType), f"{parent}.{name} is {before!r}"
+        try:
+            module = importlib.import_module(f"{parent}.{name}")
+        except ImportError as e:   # a framework integration without its framework
+            assert parent == "dpbounds.integrations", e
+            continue
+        # ... and after: that module
+        assert getattr(package, name) is module, f"{parent}.{name}"

@@ -436,8 +436,8 @@ def test_conversion_objectives_vs_mpmath(record_accuracy):
 
 
 def test_poisson_real_order_cost_is_capped():
-    # The real-order quadrature costs ~alpha/sigma^2 nodes: alpha = 1.5 at sigma = 1e-6 used to run
-    # for hours and quad_log accepted alpha = 2e11.  Above 1e6 nodes the core answers NaN at once
+    # The real-order quadrature costs ~alpha/sigma^2 nodes (alpha = 1.5 at sigma = 1e-6 would run
+    # for hours, as would quad_log at alpha = 2e11).  Above 1e6 nodes the core answers NaN at once
     # and the validated function raises, naming sigma and alpha.
     import time
 

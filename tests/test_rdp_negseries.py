@@ -61,8 +61,8 @@ def o_negseries_log(a: float, sigma: float, q: float) -> mp.mpf:
 
 
 # The grid measured so far (q = 0.5 +- 1e-3, 0.1, 0.9 and the orders 2.5, 10.5, 100.5 are
-# not in it yet: at q = 0.501 the older power-law tail shortcut, used before the certified
-# tail, is off by up to +9.8e-10 (sigma = 1e8) and -1.4e-11 (sigma = 1e3) -- open)
+# not in it: at q = 0.501 a power-law tail shortcut instead of the certified tail is off by up
+# to +9.8e-10 (sigma = 1e8) and -1.4e-11 (sigma = 1e3) -- open)
 SIGMAS = [1e3, 1e5, 1e8, 2.0 ** 53 - 1]
 QS = [0.5, 0.5 + 1e-6, 0.5 - 1e-6]
 ORDERS = [1.5]
@@ -76,7 +76,7 @@ def _check(a: float, sigma: float, q: float) -> None:
     # 1e-10: the documented accuracy of the compat series.  The tail is bounded from above, so
     # the sum must not fall below the reference by more than the rounding of the ~16000 terms
     # summed one by one before it (measured down to -8.9e-15 in log; 1e-13 allowed): an
-    # approximated tail that falls short, like the old cut-off partial sum (-1.2e-10 at
+    # approximated tail that falls short, such as a cut-off partial sum (-1.2e-10 at
     # sigma = 2^53 - 1, q = 1/2, a = 1.5), fails here
     assert abs(err) < 1e-10, (a, sigma, q, got, ref)
     assert err >= -1e-13, (a, sigma, q, got, ref)

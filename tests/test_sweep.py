@@ -13,9 +13,9 @@ import pytest
 import dpbounds
 from dpbounds import DPBoundsError
 from dpbounds._errors import status_reasons
-from dpbounds.sweep import QUANTITIES, parse_axis
-from dpbounds.sweep._quantities import get_quantity
-from dpbounds.sweep._sweep import run_sweep
+from dpbounds.sweeps import QUANTITIES, parse_axis
+from dpbounds.sweeps._quantities import get_quantity
+from dpbounds.sweeps._sweep import run_sweep
 
 
 def run(quantity, **kw):
@@ -225,6 +225,42 @@ def test_defaulted_axes_are_scalar_coordinates():
     assert float(ds["epochs"]) == 1.0 and ds["epochs"].dims == ()
 
 
+@pytest.mark.parametrize("quantity,axes,zipped", [
+    ("delta_bound", dict(sigma=[0.5, 1.0, 2.0], rounds=[2, 100, 1e4, 1e6]), False),                 # separable
+    ("rounds_required", dict(sigma=[1.0, 2.0], delta=[1e-3, 1e-2, 0.1]), False),       # a fixed axis (epochs)
+    ("rounds_required", dict(sigma=[1.0, 2.0], delta=[1e-3, 0.1], epochs=[1, 3]), False),           # three axes
+    ("gdp_mu_poisson", dict(sigma=[0.3, 1.0, 2.0], sample_rate=[0.0, 0.01, 0.5], steps=[1, 100, 1]), True),  # zipped
+])
+def test_in_memory_dataset_is_what_the_constructor_builds(monkeypatch, quantity, axes, zipped):
+    """The in-memory Dataset is assembled from its parts (the constructor's alignment is most of
+    the cost of a small grid); it must be the Dataset ``xarray.Dataset(...)`` builds from them."""
+    xr = pytest.importorskip("xarray", reason="xarray not installed")
+    from dpbounds.sweeps import _writers
+
+    made = []
+    direct = _writers.dataset
+
+    def both(xr_, variables, coords, attrs):
+        made.append((direct(xr_, variables, coords, attrs), xr_.Dataset(variables, coords=coords, attrs=attrs)))
+        return made[-1][0]
+
+    monkeypatch.setattr(_writers, "dataset", both)
+    ds = dpbounds.sweep(quantity, zip=zipped, progress=False, **axes)
+    ref = made[0][1]
+    assert ds is made[0][0] and type(ds) is type(ref)
+    xr.testing.assert_identical(ds, ref)
+    assert list(ds.variables) == list(ref.variables) and list(ds.coords) == list(ref.coords)
+    assert dict(ds.sizes) == dict(ref.sizes) and ds.attrs == ref.attrs
+    assert {k: type(v) for k, v in ds.xindexes.items()} == {k: type(v) for k, v in ref.xindexes.items()}
+    for k in ref.xindexes:
+        assert ds.indexes[k].equals(ref.indexes[k]) and ds.indexes[k].dtype == ref.indexes[k].dtype
+    # label-based selection goes through the indexes
+    name = next(iter(axes))
+    if not zipped:
+        xr.testing.assert_identical(ds.sel({name: axes[name][1]}), ref.sel({name: axes[name][1]}))
+    xr.testing.assert_identical(ds.isel({ds[quantity].dims[0]: [0, -1]}), ref.isel({ref[quantity].dims[0]: [0, -1]}))
+
+
 def test_dict_result_without_xarray(monkeypatch):
     monkeypatch.setitem(sys.modules, "xarray", None)
     got = dpbounds.sweep("rounds_required", sigma=[1.0, 2.0], delta=[1e-3, 1e-2, 0.1])
@@ -362,7 +398,7 @@ def test_missing_pyarrow_names_the_extra(monkeypatch, tmp_path):
 def test_resume_continues_and_refuses_a_different_grid(tmp_path, suffix, monkeypatch):
     if suffix == ".parquet":
         pytest.importorskip("pyarrow", reason="pyarrow not installed")
-    from dpbounds.sweep import _store
+    from dpbounds.sweeps import _store
 
     # a quantity without a separable kernel: chunks of chunk_size points (not of whole rows)
     out = tmp_path / f"r{suffix}"
@@ -443,6 +479,41 @@ def test_the_wired_separable_kernels_equal_the_elementwise_path(name, axes, opti
 
 
 
+def test_min_dataset_size_finite_where_valid_tells_exactly_whether_the_block_is_finite():
+    """The separable kernel's hint (the sweep then skips its look for non-finite values) is True
+    exactly when every value of the block is finite, right at the overflow edge."""
+    outer = get_quantity("min_dataset_size").outer
+    rng = np.random.default_rng(20261206)
+    top = np.finfo(np.float64).max
+    seen = set()
+    for _ in range(300):
+        c, r = float(rng.choice([1.0, 0.7, 3.0])), float(rng.choice([1.0, 0.3, 5.0]))
+        s = np.unique(np.geomspace(0.1, 10, 4) * rng.uniform(0.5, 2.0, 4))
+        with np.errstate(over="ignore"):   # (for the largest ratios the edge is past the largest double)
+            edge = min(np.floor(top / (c * s.max()) * r), top)   # about where the largest sigma's N overflows
+        k = int(rng.integers(-6, 7))   # a few doubles either side of it
+        m = edge
+        for _ in range(abs(k)):
+            m = np.nextafter(m, 0.0 if k < 0 else top)
+        m = np.unique(np.r_[rng.uniform(1, 1e6, 2).round(), m])
+        hint = outer.finite_where_valid(s, m, clip_norm=c, noise_ratio=r)
+        with np.errstate(over="ignore"):
+            block = outer(s, m, clip_norm=c, noise_ratio=r)
+        assert hint == bool(np.isfinite(block).all()), (s, m, c, r)
+        seen.add(hint)
+    assert seen == {True, False}
+    # and through the sweep, whose rows straddle the edge: the element-wise path's values and reasons
+    s = np.geomspace(1.5, 12.0, 9)
+    m = np.unique(np.r_[1.0, 1e300, np.floor(top / s[::2])])
+    q = get_quantity("min_dataset_size")
+    with np.errstate(over="ignore"):
+        got = run("min_dataset_size", chunk_size=m.size, sigma=s, rounds=m)
+        ref = run(dataclasses.replace(q, outer=None), sigma=s, rounds=m)
+    for k in ("min_dataset_size", "valid", "reason"):
+        np.testing.assert_array_equal(got[k], ref[k], err_msg=k)
+    assert not got["valid"].all() and got["valid"].any()
+
+
 class OuterDouble:
     """A stand-in for a separable kernel: the element-wise ufunc on the broadcast grid."""
 
@@ -487,7 +558,7 @@ def test_registry_declares_outputs_axes_and_the_separable_kernels():
     import doctest
     import importlib
 
-    for mod in (importlib.import_module("dpbounds.sweep"), importlib.import_module("dpbounds.sweep._axes")):
+    for mod in (importlib.import_module("dpbounds.sweeps"), importlib.import_module("dpbounds.sweeps._axes")):
         result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted >= 3
 

@@ -46,8 +46,8 @@ def test_a_quantity_defined_in_an_unguarded_script_gets_a_message_not_a_hang(tmp
     script = _script(tmp_path, """
         import dataclasses
         import dpbounds
-        from dpbounds.sweep._quantities import get_quantity
-        from dpbounds.sweep._sweep import run_sweep
+        from dpbounds.sweeps._quantities import get_quantity
+        from dpbounds.sweeps._sweep import run_sweep
 
         def compute(a, o, out=None):
             return {"gdp_delta": dpbounds.ufuncs.gdp_delta(a["eps"], a["mu"], out=None if out is None else out["gdp_delta"])}
@@ -67,8 +67,11 @@ def test_a_quantity_defined_in_an_unguarded_script_gets_a_message_not_a_hang(tmp
 def test_ctrl_c_stops_the_processes_engine_within_two_seconds(tmp_path):
     out = tmp_path / "e.csv"
     manifest = tmp_path / "e.csv.sweep.json"
-    # exact epsilons, one point per chunk: each chunk takes a noticeable time
-    cmd = [sys.executable, "-m", "dpbounds", "sweep", "epsilon_poisson", "--sigma", "0.6:3:60", "--sample-rate",
+    # exact epsilons, one point per chunk: each chunk takes a noticeable time.  The first part is
+    # saved a second into the run (FLUSH_MIN_SECONDS), and the test signals only once it is: the
+    # grid must take several seconds even on a fast idle machine, else the first save seen is the
+    # final commit, and the signal lands after the sweep has finished
+    cmd = [sys.executable, "-m", "dpbounds", "sweep", "epsilon_poisson", "--sigma", "0.6:3:600", "--sample-rate",
            "0.02", "--steps", "2000", "--delta", "1e-5", "--engine", "processes", "--workers", "2",
            "--chunk-size", "1", "--no-progress", "-o", str(out)]
     # a new session: Ctrl-C in a terminal signals the whole foreground group (the sweep and its workers)
@@ -81,6 +84,7 @@ def test_ctrl_c_stops_the_processes_engine_within_two_seconds(tmp_path):
                 break
             time.sleep(0.01)
         assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        assert not json.loads(manifest.read_text())["complete"], "the sweep finished before it could be interrupted"
         t0 = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=120)

@@ -2,7 +2,7 @@
 parts, files that are not the sweep's, two writers, a full disk, progress saved early.
 
 A kill is simulated exactly: the on-disk state is copied at each named step of the protocol
-(``dpbounds.sweep._store.at``) and after each computed chunk, and every copy is then resumed
+(``dpbounds.sweeps._store.at``) and after each computed chunk, and every copy is then resumed
 as the files a killed process would have left.  tests/test_sweep_kill.py (slow) does the same
 with real signals sent to real processes.
 """
@@ -21,8 +21,8 @@ from cli_harness import run as cli
 
 import dpbounds
 from dpbounds import DPBoundsError
-from dpbounds.sweep import _store
-from dpbounds.sweep._sweep import run_sweep
+from dpbounds.sweeps import _store
+from dpbounds.sweeps._sweep import run_sweep
 
 Q = "rounds_closed_form"
 AXES = dict(sigma=np.linspace(0.5, 3, 9), delta=[1e-5, 1e-3, 1e-2])   # 27 points: 7 chunks of 4
@@ -186,7 +186,7 @@ def test_a_signal_in_the_middle_of_a_point_wise_chunk_drops_only_that_chunk(tmp_
                                                                               every_chunk_saved):
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         pytest.skip("the test runner handles SIGINT")
-    from dpbounds.sweep import _quantities
+    from dpbounds.sweeps import _quantities
 
     q = _quantities.QUANTITIES["delta_poisson"]
     calls = []
@@ -370,12 +370,12 @@ def test_a_full_disk_ends_cleanly_and_keeps_the_previous_file(tmp_path, monkeypa
             m.setattr(_store.FileStore, "_commit", lambda self: (_ for _ in ()).throw(
                 DPBoundsError(self._write_error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))))))
             if suffix == ".csv":
-                from dpbounds.sweep import _writers
+                from dpbounds.sweeps import _writers
 
                 m.undo()
                 m.setattr(_writers.CsvCodec, "merge", full)
             else:
-                from dpbounds.sweep import _writers
+                from dpbounds.sweeps import _writers
 
                 m.undo()
                 m.setattr(_writers.ParquetCodec, "merge", full)

@@ -20,10 +20,10 @@ import dpbounds
 from dpbounds import _kernels, _ufuncs, ufuncs
 from dpbounds._errors import status_reasons
 from dpbounds._validation import Constraint
-from dpbounds.sweep import _evaluate
-from dpbounds.sweep._evaluate import put_reasons
-from dpbounds.sweep._grid import Grid
-from dpbounds.sweep._quantities import get_quantity
+from dpbounds.sweeps import _evaluate
+from dpbounds.sweeps._evaluate import put_reasons
+from dpbounds.sweeps._grid import Grid
+from dpbounds.sweeps._quantities import get_quantity
 
 COEFS = ["exact", "simplified"]
 
@@ -237,8 +237,8 @@ def test_finish_codes_every_status_value_and_broken_axis():
     order) gives 1 + its index and a NaN value; else a non-finite value gives STATUS_BASE + bits,
     or NONFINITE without bits; else 0.  Every int8 status value (bits >= 128 included) occurs at
     finite, NaN and infinite values, with and without a broken axis."""
-    from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE
-    from dpbounds.sweep._sweep import plan_sweep
+    from dpbounds.sweeps._quantities import NONFINITE, STATUS_BASE
+    from dpbounds.sweeps._sweep import plan_sweep
 
     bits = np.tile(np.arange(256), 6)
     n = bits.size

@@ -1,7 +1,7 @@
 """The Renyi-DP sweep quantities, a block of points at a time: equal to the accountant at every point.
 
 ``rdp_epsilon_poisson`` and ``rdp_epsilon_wor`` run the accountant's order search for a whole
-chunk in lock step (dpbounds/sweep/_rdp.py); every value, order, validity and error message must
+chunk in lock step (dpbounds/sweeps/_rdp.py); every value, order, validity and error message must
 be the one ``RDPAccountant(...).compose(...).get_epsilon(delta, return_order=True)`` gives at
 that point.  ``orders="default"`` is the fixed order list, the vectorised path of
 ``rdp.poisson_gaussian`` / ``rdp.subsampled_gaussian_wor`` and ``rdp.epsilon``.
@@ -17,7 +17,7 @@ import pytest
 
 import dpbounds
 import dpbounds.rdp as R
-from dpbounds.sweep._quantities import QUANTITIES
+from dpbounds.sweeps._quantities import QUANTITIES
 
 
 def _points(S, Q, T, D):
@@ -95,7 +95,7 @@ def test_a_signal_abandons_the_block_between_search_steps(tmp_path, monkeypatch)
         pytest.skip("the test runner handles SIGINT")
     import os
 
-    from dpbounds.sweep import _rdp
+    from dpbounds.sweeps import _rdp
 
     steps = []
     search = _rdp._refine
@@ -111,3 +111,33 @@ def test_a_signal_abandons_the_block_between_search_steps(tmp_path, monkeypatch)
                        out=tmp_path / "r.csv")
     assert len(steps) == 1
     assert not (tmp_path / "r.csv").exists()
+
+
+@pytest.mark.parametrize("orders", ["default", "search"])
+def test_in_memory_chunks_are_whole_rows_and_change_no_value(orders):
+    """In memory (default chunk size) a block quantity's chunks are whole rows of the first axis
+    (its points share the curves' tables); a file's stay at the quantity's chunk size.  The
+    values, validity and reasons are those of any other chunking."""
+    pytest.importorskip("xarray", reason="xarray not installed")
+    from dpbounds.sweeps._sweep import plan_sweep
+
+    axes = dict(sigma=[-1.0, 1.6, 4.0, 12.0, 40.0], sample_rate=[0.0, 1e-3, 0.05], steps=[1000.0, 0.5],
+                delta=1e-6)
+    q = QUANTITIES["rdp_epsilon_wor"]
+    mem = plan_sweep("rdp_epsilon_wor", dict(axes, orders=orders), in_memory=True)
+    assert mem.layout.unit == 6 and mem.layout.step == q.chunk_size // 6
+    assert all(mem.layout.bounds(i)[0] % 6 == 0 for i in range(mem.n_chunks))
+    assert plan_sweep("rdp_epsilon_wor", dict(axes, orders=orders), in_memory=False).layout.unit == 1
+    # rows longer than a chunk: points, as in a file
+    assert plan_sweep("rdp_epsilon_wor", dict(axes, sample_rate=np.geomspace(1e-4, 0.1, 40), orders=orders),
+                      in_memory=True).layout.unit == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = dpbounds.sweep("rdp_epsilon_wor", orders=orders, progress=False, **axes)
+        ref = dpbounds.sweep("rdp_epsilon_wor", orders=orders, progress=False, chunk_size=7, **axes)
+    assert list(got.data_vars) == list(ref.data_vars)
+    for k in got.data_vars:
+        a, b = np.asarray(got[k]), np.asarray(ref[k])
+        assert a.dtype == b.dtype and (np.array_equal(a, b, equal_nan=True) if a.dtype.kind == "f"
+                                       else np.array_equal(a, b)), k
+    assert not np.asarray(got["valid"]).all() and np.asarray(got["valid"]).any()

@@ -159,9 +159,9 @@ def test_lower_tail_bound_above_exact_deep_probability(sigma: float) -> None:
 
 @pytest.mark.parametrize("sigma", [0.5, 5.0])
 def test_upper_mgf_table_is_an_upper_bound(sigma: float) -> None:
-    # One-sided at rounding level, where the node series meets expm1 (lam y ~ 1e-3): stopped after
-    # z^4 / 4!, the series for e^z - 1 - z was 1.7e-11 low there (at sigma = 5, b = 44.7,
-    # lam = 1e-3 the table was 4.7e-12 below the integral).  Rounding: the node sums run over
+    # One-sided at rounding level, where the node series meets expm1 (lam y ~ 1e-3): a series for
+    # e^z - 1 - z stopped after z^4 / 4! would be 1.7e-11 low there (at sigma = 5, b = 44.7,
+    # lam = 1e-3, 4.7e-12 below the integral), which this catches.  Rounding: the node sums run over
     # ~10^4 positive terms in sequence, N eps ~ 1e-12 relative.
     mp.mp.dps = 30
     lam, _, b, _, D2, _ = _tails._mgf_tables(sigma, False)

@@ -109,6 +109,16 @@ def test_delta_bound_nan_where_invalid_never_silent():
     assert ufuncs.delta_bound_exact(1.0, 1140369.0) == dpbounds.delta_bound(1.0, 1140369)
 
 
+@pytest.mark.parametrize("sigma, rounds", [(1.0, 1e6), (0.5, 100), (np.float64(1.0), 1e6), ([1.0], [1e6]),
+                                           (-1.0, 1e6)])
+def test_delta_bound_refuses_an_unknown_on_invalid_everywhere(sigma, rounds):
+    # at a valid point, an invalid one and bad input, through the compiled fast path and the
+    # Python function alike: the policy is checked before any answer is returned
+    for f in (dpbounds.delta_bound, dpbounds.delta_bound.__wrapped__):
+        with pytest.raises(dpbounds.DPBoundsError, match="on_invalid must be one of 'nan', 'raise', got 'bogus'"):
+            f(sigma, rounds, on_invalid="bogus")
+
+
 def test_theorem31_result_object():
     r = dpbounds.theorem31(1.0, 1140369, delta=0.01)
     assert r.valid and bool(r) and r.reason == "" and r.certified_delta == 0.01
@@ -205,7 +215,7 @@ def test_fast_path_matches_array_path(coefficient):
     pairs = [(f, f.__wrapped__) for f in (dpbounds.delta_bound, dpbounds.rounds_required,
                                           dpbounds.rounds_closed_form, dpbounds.min_dataset_size)]
     for (fast, slow) in pairs:
-        assert fast is not slow and fast.__module__ == slow.__module__ == "dpbounds.theorem31"
+        assert fast is not slow and fast.__module__ == slow.__module__ == "dpbounds.allocation_bound"
     (db, db_py), (rr, rr_py), (cf, cf_py), (ds, ds_py) = pairs
     for s in _HARD:
         for x in _HARD:
@@ -226,7 +236,7 @@ def test_public_functions_show_their_python_definition():
     import importlib
     import inspect
 
-    module = importlib.import_module("dpbounds.theorem31")
+    module = importlib.import_module("dpbounds.allocation_bound")
     for name in ("delta_bound", "rounds_required", "rounds_closed_form", "min_dataset_size"):
         f = getattr(dpbounds, name)
         assert f is getattr(module, name)

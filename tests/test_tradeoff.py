@@ -257,7 +257,7 @@ def test_mills_ratio_vs_mpmath(record_accuracy):
 
 def test_mills_overflow_no_flag():
     # R(x) = Phi(x)/n(x) exceeds DBL_MAX above 37.6527...: the answer is +inf, returned without
-    # dividing by a subnormal n(x) (which used to raise the overflow flag on (37.65, 38]).
+    # dividing by a subnormal n(x) (which would raise the overflow flag on (37.65, 38]).
     x0 = float.fromhex("0x1.2d38c6d50394ep+5")
     above = np.concatenate([x0 + np.arange(1, 2000) * np.spacing(x0), np.linspace(37.66, 38.5, 1001)])
     with np.errstate(all="raise"):
@@ -282,9 +282,9 @@ def test_max_gap_vs_mpmath(record_accuracy):
 
 
 def test_clt_small_sigma_terminates_and_keeps_its_edges():
-    # Below sigma ~ 0.048 the uniform panel grid (step 6 sigma) used to overflow the edge array
-    # (the last panel then spanned the rest of the range) and below sigma ~ 1e-14 the edge loop
-    # never finished.  Run in a subprocess so a regression fails instead of hanging the suite.
+    # Below sigma ~ 0.048 a uniform panel grid (step 6 sigma) would overflow the edge array (the
+    # last panel then spanning the rest of the range), and below sigma ~ 1e-14 the edge loop must
+    # still finish.  Run in a subprocess so a regression fails instead of hanging the suite.
     import subprocess
     import sys as _sys
     code = ("from dpbounds import _ufuncs as U\n"
@@ -295,7 +295,7 @@ def test_clt_small_sigma_terminates_and_keeps_its_edges():
             "print('ok')\n")
     r = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
-    for sigma in (0.04, 0.045, 0.047):       # the regime whose edge array used to overflow
+    for sigma in (0.04, 0.045, 0.047):       # the regime where a uniform edge array would overflow
         for a, M in ((0.5, 3.0), (0.1, 100.0), (1e-6, 1e6)):
             ref, err = O.tradeoff_clt(a, sigma, M)
             assert err < 1e-20

@@ -87,7 +87,7 @@ def test_adaptive_grid_reaches_dense_envelope(sigma, M, E):
         lower, upper = _dense_reference(pld, ai, 20 * eps.size)
         assert lower - tol <= gi <= upper + 1e-15
         assert upper - lower < 10 * tol  # a reference sharp enough for the check to mean something
-    # the old uniform 400-point grid misses the envelope at a = 0.1 by far more than tol: the
+    # a uniform 400-point grid misses the envelope at a = 0.1 by far more than tol: the
     # comparison above is one a kinked polygon would fail
     lower, _ = _dense_reference(pld, 0.1, 20 * eps.size)
     if E == 10:

@@ -2,7 +2,7 @@
 
 One case per kind of warning the package emits: PrecisionWarning from the accountants (direct,
 through the Opacus-style history, Poisson), from the trade-off envelope and from a sweep;
-DeprecationWarning from a renamed function; numpy's RuntimeWarning for a genuine overflow,
+numpy's RuntimeWarning for a genuine overflow,
 re-issued at the caller's line.  Each asserts the warning's filename is this file and its line
 the line of the call.
 """
@@ -17,7 +17,6 @@ import pytest
 import dpbounds
 import dpbounds.outer
 import dpbounds.rdp as rdp
-import dpbounds.tradeoff
 from dpbounds import PoissonAccountant, PrecisionWarning, RandomAllocationAccountant, RandomAllocationPLD
 from dpbounds._dispatch import MAY_OVERFLOW
 from dpbounds._errors import numpy_warnings_at_caller, warn
@@ -48,8 +47,6 @@ CASES = {
     "accountant": (PrecisionWarning, lambda: RandomAllocationAccountant(1.0, 100, 10, tolerance=1e-6, max_lattice=2 ** 12).get_epsilon(1e-5)),  # noqa: E501
     "pld_tradeoff_lower": (PrecisionWarning, lambda: RandomAllocationPLD(1.0, 100, 3).tradeoff_lower([0.1, 0.5], tol=1e-12)),  # noqa: E501
     "sweep": (PrecisionWarning, lambda: dpbounds.sweep("epsilon_random_allocation", sigma=[1.0], rounds=[100], epochs=[1], delta=1e-5, tolerance=1e-12)),  # noqa: E501
-    "renamed_attribute": (DeprecationWarning, lambda: dpbounds.tradeoff.mu_poisson),
-    "renamed_top_level": (DeprecationWarning, lambda: dpbounds.mu_poisson),
     "overflow_outer": (RuntimeWarning, lambda: dpbounds.outer.min_dataset_size_outer(np.array([1e308]), np.array([1e308]))),  # noqa: E501
     "overflow_rdp": (RuntimeWarning, lambda: rdp.laplace(2.0, 5e-324)),
 }

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 import dpbounds
-from dpbounds.sweep import QUANTITIES
+from dpbounds.sweeps import QUANTITIES
 
 S = [-1.0, 0.05, 0.3, 0.7, 1.0, 1.7, 3.0, 40.0]
 GRIDS = {

@@ -3,11 +3,12 @@
 Validated API (raises ``ValueError`` naming the bad parameter):
     delta_bound, delta_bound_terms, theorem31, rounds_closed_form, rounds_required,
     min_dataset_size, lognormal_moments, compose_delta, per_epoch_delta
-Trade-off curves and Gaussian DP (``dpbounds.tradeoff``, ``TradeoffCurve``), Renyi DP
+Trade-off curves (``dpbounds.tradeoff``, ``TradeoffCurve``), Gaussian DP (``dpbounds.gdp``,
+``dpbounds.gdp_mu``), Renyi DP
 (``dpbounds.rdp``); the exact random-allocation accountant (``dpbounds.accountant``);
 batch samplers matching the accountants (``dpbounds.sampling``); Theorem 3.1 on Cartesian
 grids, axis by axis (``dpbounds.outer``); bulk sweeps of any of these over parameter grids
-(``dpbounds.sweep``).
+(:func:`dpbounds.sweep`, module ``dpbounds.sweeps``).
 Special functions and raw kernels (numpy ufuncs, NaN conventions):
     ndtr, log_ndtr, ndtri, ndtri_complement, normal_pdf, lognormal_rho3, and ``dpbounds.ufuncs``
     (every compiled ufunc; see docs/accuracy.md).
@@ -19,11 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from dpbounds._errors import DPBoundsError, PrecisionWarning
 
-# `dpbounds.sweep` and `dpbounds.theorem31` are functions with the names of their modules.
-# Both modules are imported here, so that the import system, which binds a submodule to its
-# name in the package when it first imports it, can never rebind these names later.
-from dpbounds.sweep import sweep
-from dpbounds.theorem31 import (
+# The Theorem 3.1 functions are bound at import: their module needs only the compiled kernels.
+from dpbounds.allocation_bound import (
     BERRY_ESSEEN_CONSTANT,
     LognormalMoments,
     Theorem31Result,
@@ -49,32 +47,39 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     **{name: ("dpbounds.calibration", name) for name in (
         "calibrate_batch_size", "calibrate_epochs", "calibrate_noise")},
     "TradeoffCurve": ("dpbounds.curve", "TradeoffCurve"),
+    "sweep": ("dpbounds.sweeps", "sweep"),
     **{name: ("dpbounds.epochs", name) for name in ("compose_delta", "per_epoch_delta")},
     **{name: ("dpbounds.normal", name) for name in ("log_ndtr", "ndtr", "ndtri", "ndtri_complement", "normal_pdf")},
     **{name: ("dpbounds.planner", name) for name in ("Plan", "PlanPoint", "plan")},
     **{name: ("dpbounds.tradeoff", name) for name in (
         "edgeworth_status", "f0delta_compose", "f0delta_tradeoff", "gaussian_compose", "gaussian_f0delta_tradeoff",
-        "gaussian_max_gap", "gaussian_tradeoff", "gdp_delta", "gdp_epsilon", "gdp_mu_poisson", "gdp_mu_poisson_drs",
-        "gdp_mu_random_allocation", "multi_epoch_tradeoff", "sep", "sep_gaussian", "tradeoff_clt",
+        "gaussian_max_gap", "gaussian_tradeoff", "multi_epoch_tradeoff", "sep", "sep_gaussian", "tradeoff_clt",
         "tradeoff_clt_slope", "tradeoff_edgeworth", "tradeoff_lower_bound")},
+    **{name: ("dpbounds.gdp", name) for name in ("gdp_delta", "gdp_epsilon")},
+    **{name: ("dpbounds.gdp_mu", name) for name in (
+        "gdp_mu_poisson", "gdp_mu_poisson_drs", "gdp_mu_random_allocation")},
     # the submodules (attributes of the package once imported)
     **{name: (f"dpbounds.{name}", None) for name in (
-        "accountant", "calibration", "composition", "curve", "epochs", "normal", "outer", "planner", "rdp",
-        "sampling", "tradeoff")},
+        "accountant", "allocation_bound", "calibration", "composition", "curve", "epochs", "gdp", "gdp_mu",
+        "normal", "outer", "planner", "rdp", "sampling", "sweeps", "tradeoff")},
 }
 
 if TYPE_CHECKING:   # what the names are, for type checkers and editors
     from dpbounds import _ufuncs as ufuncs
     from dpbounds import accountant as accountant
+    from dpbounds import allocation_bound as allocation_bound
     from dpbounds import calibration as calibration
     from dpbounds import composition as composition
     from dpbounds import curve as curve
     from dpbounds import epochs as epochs
+    from dpbounds import gdp as gdp
+    from dpbounds import gdp_mu as gdp_mu
     from dpbounds import normal as normal
     from dpbounds import outer as outer
     from dpbounds import planner as planner
     from dpbounds import rdp as rdp
     from dpbounds import sampling as sampling
+    from dpbounds import sweeps as sweeps
     from dpbounds import tradeoff as tradeoff
     from dpbounds._result import PrivacyBracket
     from dpbounds._ufuncs import lognormal_rho3
@@ -90,8 +95,11 @@ if TYPE_CHECKING:   # what the names are, for type checkers and editors
     from dpbounds.calibration import calibrate_batch_size, calibrate_epochs, calibrate_noise
     from dpbounds.curve import TradeoffCurve
     from dpbounds.epochs import compose_delta, per_epoch_delta
+    from dpbounds.gdp import gdp_delta, gdp_epsilon
+    from dpbounds.gdp_mu import gdp_mu_poisson, gdp_mu_poisson_drs, gdp_mu_random_allocation
     from dpbounds.normal import log_ndtr, ndtr, ndtri, ndtri_complement, normal_pdf
     from dpbounds.planner import Plan, PlanPoint, plan
+    from dpbounds.sweeps import sweep
     from dpbounds.tradeoff import (
         edgeworth_status,
         f0delta_compose,
@@ -100,11 +108,6 @@ if TYPE_CHECKING:   # what the names are, for type checkers and editors
         gaussian_f0delta_tradeoff,
         gaussian_max_gap,
         gaussian_tradeoff,
-        gdp_delta,
-        gdp_epsilon,
-        gdp_mu_poisson,
-        gdp_mu_poisson_drs,
-        gdp_mu_random_allocation,
         multi_epoch_tradeoff,
         sep,
         sep_gaussian,

@@ -29,7 +29,7 @@ def table_interp(alpha: ArrayLike, table: ArrayLike, sigma: float, at_inf: float
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-# in front of the functions of dpbounds.theorem31 it decorates: their compiled scalar fast paths
+# in front of the functions of dpbounds.allocation_bound it decorates: their compiled scalar fast paths
 def scalar_fast_path(func: _F) -> _F: ...
 def outer_delta_bound(sigma: ArrayLike, rounds: ArrayLike, coefficient: str, checked: bool,
                       out: NDArray[np.float64], status: NDArray[np.int8] | None = ...) -> NDArray[np.float64]: ...

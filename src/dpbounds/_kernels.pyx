@@ -10,7 +10,7 @@ One extension module, assembled from one file per concern (as scipy.special asse
 * ``_kernels_rdp.pxi`` -- loops of the Renyi-DP bounds for subsampling without replacement,
   which share a workspace along the flattened arguments.
 * ``_kernels_theorem31.pxi`` -- the scalar fast paths in front of the validated Theorem 3.1
-  functions of :mod:`dpbounds.theorem31` (``delta_bound``, ``rounds_closed_form``,
+  functions of :mod:`dpbounds.allocation_bound` (``delta_bound``, ``rounds_closed_form``,
   ``rounds_required``, ``min_dataset_size``): a call with Python numbers in the domain goes
   straight to C; every other call goes to the Python function, which owns the docstring, the
   argument checks and the error policy.

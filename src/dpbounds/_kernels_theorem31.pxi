@@ -1,8 +1,8 @@
-# The scalar fast paths of the validated Theorem 3.1 functions of dpbounds.theorem31.  Included by
+# The scalar fast paths of the validated Theorem 3.1 functions of dpbounds.allocation_bound.  Included by
 # _kernels.pyx.
 #
 # Each compiled entry below stands in front of the Python function of the same name (installed
-# by scalar_fast_path, the decorator theorem31.py applies): it answers the common call -- Python
+# by scalar_fast_path, the decorator allocation_bound.py applies): it answers the common call -- Python
 # numbers inside the domain and a known coefficient -- straight from C, and hands every other
 # call, unchanged, to the Python function, which owns the docstring, the signature, the
 # argument checks, the array path and the error policy.  A training loop calls with one sigma
@@ -13,7 +13,7 @@
 
 cdef int _BAD_INPUT = [s.bit for s in _errors.STATUS_BITS if s.name == "BAD_INPUT"][0]
 
-# the validated Python functions (set once, at the import of dpbounds.theorem31)
+# the validated Python functions (set once, at the import of dpbounds.allocation_bound)
 cdef object _py_delta_bound = None
 cdef object _py_rounds_closed_form = None
 cdef object _py_rounds_required = None
@@ -87,6 +87,8 @@ def delta_bound(sigma, rounds, coefficient="exact", *, on_invalid="nan"):
         kind = DPB_COEF_SIMPLIFIED
     else:
         return _py_delta_bound(sigma, rounds, coefficient, on_invalid=on_invalid)
+    if not (on_invalid == "nan" or on_invalid == "raise"):   # refused, by name, even at a valid point
+        return _py_delta_bound(sigma, rounds, coefficient, on_invalid=on_invalid)
     if _as_double(sigma, &s) and _as_double(rounds, &m):
         st = dpb_t31_checked(_prepared(s, kind), m, &r)
         if st == 0:
@@ -147,7 +149,7 @@ def min_dataset_size(sigma, rounds, clip_norm=1.0, noise_ratio=0.1):
 
 
 def scalar_fast_path(func):
-    """Decorator: the compiled scalar fast path of ``func`` (a function of dpbounds.theorem31), in front of it.
+    """Decorator: the compiled scalar fast path of ``func`` (a function of dpbounds.allocation_bound), in front of it.
 
     Returns the compiled entry of the same name, which answers calls with Python numbers in
     the domain from C and passes every other call to ``func``.  The entry carries ``func``'s

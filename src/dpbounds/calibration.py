@@ -112,13 +112,13 @@ class _Setting:
 
     def gdp_epsilon(self, sigma: float, delta: float) -> float:
         """The Gaussian-DP approximation of epsilon(delta) at sigma (a guide for the search only)."""
-        from dpbounds.tradeoff import gdp_epsilon
+        from dpbounds.gdp import gdp_epsilon
 
         return float(gdp_epsilon(delta, self._mu(sigma)))
 
     def sigma_for_gdp_epsilon(self, target: float, delta: float) -> float:
         """sigma whose Gaussian-DP approximation gives ``target`` (closed form in mu)."""
-        from dpbounds.tradeoff import gdp_delta
+        from dpbounds.gdp import gdp_delta
 
         lo, hi = 1e-6, 1e3  # mu with gdp delta(target; mu) = delta, by bisection in log mu
         for _ in range(80):

@@ -37,7 +37,7 @@ def _cross(ox: float, oy: float, ax: float, ay: float, px: float, py: float) -> 
 
     Near the bottom of the double range the products underflow (2.2e-308 * 1e-300 is 0), which
     would make a strict turn look collinear and drop a hull vertex; there the sign is taken
-    from exact rational arithmetic.  Elsewhere the float value as before.
+    from exact rational arithmetic.  Elsewhere it is the float value.
     """
     u1, v2, v1, u2 = ax - ox, py - oy, ay - oy, px - ox
     t1, t2 = u1 * v2, v1 * u2
@@ -202,7 +202,8 @@ class TradeoffCurve:
         if np.any(big):
             # e^eps overflows beyond ~709, but e^eps a need not (a vertex at a subnormal a):
             # exp(eps + log a) there, so that delta(epsilon(d)) <= d holds where epsilon
-            # answered a finite eps above 700 (the old clamp at 700 made delta too large)
+            # answered a finite eps above 700 (a clamp at 700 would make delta too large;
+            # tests/test_fuzz_regressions.py::test_tradeoff_curve_epsilon_at_a_subnormal_vertex)
             with np.errstate(over="ignore"):
                 far = np.where(self.a > 0, np.exp(ev[..., None] + np.log(np.where(self.a > 0, self.a, 1.0))), 0.0)
             ea = np.where(big, far, ea)

@@ -35,7 +35,7 @@ _COEFFICIENTS = ("exact", "simplified")
 _VALIDITY_AT = ("delta_min", "target")
 
 
-# ---- the tile kernels, unvalidated: shared by the public functions below and by dpbounds.sweep
+# ---- the tile kernels, unvalidated: shared by the public functions below and by dpbounds.sweeps
 # (which marks the axis values that break a constraint itself).  The axes are 1-D C-contiguous
 # float64 arrays, ``out`` a C-contiguous float64 array of shape (len(sigma), len(other axis));
 # the values follow the ufuncs' NaN conventions and equal them bit for bit (tests/test_outer.py).

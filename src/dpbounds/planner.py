@@ -230,7 +230,7 @@ class _Theorem31:
         self.coefficient = cast(Literal["exact", "simplified"], coefficient)
 
     def rounds_many(self, sigma: FArr) -> FArr:
-        from dpbounds.theorem31 import rounds_required
+        from dpbounds.allocation_bound import rounds_required
 
         return np.asarray(rounds_required(sigma, self.delta, coefficient=self.coefficient, epochs=self.epochs),
                           dtype=np.float64).reshape(sigma.shape)
@@ -246,8 +246,8 @@ class _Theorem31:
         return m, self.achieved(sigma, m), ""
 
     def achieved(self, sigma: float, m: float) -> float:
+        from dpbounds.allocation_bound import delta_bound
         from dpbounds.epochs import compose_delta
-        from dpbounds.theorem31 import delta_bound
 
         return float(compose_delta(delta_bound(sigma, m, coefficient=self.coefficient), self.epochs))
 
@@ -290,7 +290,7 @@ class _Exact:
 
     def _guess(self, sigma: float) -> int:
         """M from the Gaussian-DP asymptotics, mu^2 = E (e^{1/sigma^2} - 1) / (M - 1) (a start only)."""
-        from dpbounds.tradeoff import gdp_delta
+        from dpbounds.gdp import gdp_delta
 
         lo, hi = 1e-8, 1e3  # mu with gdp_delta(epsilon, mu) = delta, by bisection in log mu
         for _ in range(60):

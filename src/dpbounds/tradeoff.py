@@ -10,8 +10,9 @@ neighbouring output distributions at type-I error a.  This module evaluates
   APPROXIMATION), its Edgeworth refinement (:func:`tradeoff_edgeworth`, an APPROXIMATION)
   and the certified lower bound of Theorem 3.1 (:func:`tradeoff_lower_bound`, a BOUND, NaN
   where not valid);
-* Gaussian-DP conversions (:func:`gdp_delta`, :func:`gdp_epsilon`) and the mu of
-  random allocation next to Poisson subsampling (Bu et al.; Dong-Roth-Su).
+* re-exported from their own modules: the Gaussian-DP conversions (:mod:`dpbounds.gdp`:
+  :func:`gdp_delta`, :func:`gdp_epsilon`) and the asymptotic mu of random allocation next to
+  Poisson subsampling (:mod:`dpbounds.gdp_mu`).
 
 All kernels are compiled numpy ufuncs (:mod:`dpbounds.ufuncs`); the functions here
 validate their arguments against the constraints the ufunc declares (``DPBoundsError``,
@@ -35,6 +36,8 @@ from dpbounds._validation import (
     scalar_or_array,
 )
 from dpbounds.epochs import compose_delta
+from dpbounds.gdp import gdp_delta, gdp_epsilon
+from dpbounds.gdp_mu import gdp_mu_poisson, gdp_mu_poisson_drs, gdp_mu_random_allocation
 
 __all__ = [
     "gaussian_tradeoff",
@@ -336,77 +339,3 @@ def tradeoff_lower_bound(
     """
     coefficient = check_choice("coefficient", coefficient, ("exact", "simplified"))
     return call(f"tradeoff_lower_bound_{coefficient}", a=a, sigma=sigma, rounds=rounds)
-
-
-# ---------------------------------------------------------------- Gaussian DP
-
-
-def gdp_delta(eps: ArrayLike, mu: ArrayLike) -> Any:
-    """``delta(eps)`` implied by mu-GDP: ``Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``.
-
-    Parameters
-    ----------
-    eps : array_like
-        Real (``+inf`` gives 0).
-    mu : array_like
-        ``>= 0``.
-
-    Returns
-    -------
-    float or ndarray
-        Evaluated as ``n(u) (R(u) - R(v))`` with the Mills ratio ``R = Phi/n``,
-        ``u = mu/2 - eps/mu``, ``v = u - mu`` (using ``e^eps n(v) = n(u)``): no overflow of
-        ``e^eps``, no underflow of the two Phi's, right down to subnormal delta.  Relative
-        error <= 1e-13 against mpmath for mu >= 0.1 and delta >= 1e-300 (the
-        conditioning ``|u|/mu`` of the difference enters for smaller mu).  For mu <= 0.01
-        and 0 <= eps <= 1/2 the difference is never formed: with ``z = eps/mu`` the
-        result is ``n(z - mu/2) mu q(z) (1 + c)``, ``q = 1 - z Rt(z)`` from the continued
-        fraction of the upper-tail Mills ratio and ``c`` a short Taylor correction, relative
-        error <= 1e-13 down to mu = 2.2e-308.  See docs/tradeoff.md.
-    """
-    return call("gdp_delta", eps=eps, mu=mu)
-
-
-def gdp_epsilon(delta: ArrayLike, mu: ArrayLike) -> Any:
-    """Smallest ``eps >= 0`` with ``gdp_delta(eps, mu) <= delta`` (inverse of :func:`gdp_delta`).
-
-    Safeguarded Halley iteration on ``log delta(eps)`` in C (~0.4 microseconds per point);
-    for mu <= 0.01, Newton in ``z = eps/mu`` on the small-mu form of :func:`gdp_delta`
-    (no difference of nearly equal Mills ratios, which made eps wrong below mu ~ 1e-8).
-    Relative error <= 1e-13 against an mpmath root for delta in [1e-300, delta(0)) and
-    mu in [2.2e-308, 50] (measured 1.4e-14); a subnormal eps carries the spacing of the
-    subnormals and is rounded up.  Not claimed beyond mu = 50: from mu ~ 1e40 on the relative
-    error grows (2e-8 at mu = 3.8e92, below the truth).  ``delta >= delta(0) = erf(mu/(2 sqrt2))`` gives 0,
-    ``delta = 0`` gives inf.
-    """
-    return call("gdp_epsilon", delta=delta, mu=mu)
-
-
-def gdp_mu_random_allocation(sigma: ArrayLike, rounds: ArrayLike, epochs: ArrayLike = 1) -> Any:
-    """Gaussian parameter of random allocation, ``sqrt(E (e^{1/sigma^2} - 1)/(M - 1))``.
-
-    Theorem 4.2: one epoch of M rounds is asymptotically ``G_{mu_M}``-DP with
-    ``mu_M = sqrt((w-1)/(M-1))`` (plus a vanishing gamma'_M and an o(1/M) delta), and E
-    epochs compose to ``mu_M sqrt(E)``; with ``E = c^2 M`` the limit is
-    ``c sqrt(e^{1/sigma^2} - 1)``, the same as Poisson subsampling with rate 1/M over
-    EM steps (:func:`gdp_mu_poisson`).  ASYMPTOTIC, not a bound.
-    """
-    return call("gdp_mu_random_allocation", sigma=sigma, rounds=rounds, epochs=epochs)
-
-
-def gdp_mu_poisson(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
-    """Bu et al. (2019) CLT mu of Poisson-subsampled Gaussian: ``p sqrt(T (e^{1/sigma^2} - 1))``.
-
-    Asymptotic (p sqrt(T) -> const), not a bound.  See docs/tradeoff.md.
-    """
-    return call("gdp_mu_poisson", sigma=sigma, sample_rate=sample_rate, steps=steps)
-
-
-def gdp_mu_poisson_drs(sigma: ArrayLike, sample_rate: ArrayLike, steps: ArrayLike) -> Any:
-    """Dong-Roth-Su Cor. 5.4 mu: ``p sqrt(2T (e^{1/sigma^2} Phi(3/(2 sigma)) + 3 Phi(-1/(2 sigma)) - 2))``.
-
-    Its ratio to :func:`gdp_mu_poisson` tends to sqrt 2 as sigma -> 0 and to 1 as
-    sigma -> inf.  Computed without cancellation for large sigma (relative error
-    <= 1e-14, tested).  Asymptotic, not a bound.  See docs/tradeoff.md.
-    """
-    return call("gdp_mu_poisson_drs", sigma=sigma, sample_rate=sample_rate, steps=steps)

@@ -10,7 +10,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError, NoAnswer
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._curve import tradeoff_exact
-from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, mu_random_allocation
+from dpbounds.accountant._gdp import gdp_delta, gdp_epsilon, gdp_mu_random_allocation
 from dpbounds.accountant._gdp_certificate import certified_gdp_mu
 from dpbounds.accountant._history import Run, check_computable, history_delta, history_epsilon, runs_from_history
 from dpbounds.accountant._params import SIGMA_MIN, check_max_lattice, check_sigma_rounds
@@ -234,7 +234,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
 
     def _gdp_mu_asymptotic(self) -> float:
         runs = self._runs()
-        return math.sqrt(sum(mu_random_allocation(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
+        return math.sqrt(sum(gdp_mu_random_allocation(s, m, e + (k / m)) ** 2 for s, m, e, k in runs))
 
     def get_delta_bracket(self, epsilon: float) -> PrivacyBracket:
         """Bracket of delta(epsilon) after the recorded steps (exact: certified)."""

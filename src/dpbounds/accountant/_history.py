@@ -26,7 +26,7 @@ from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._composition import compose_spectral, pmf_stats
-from dpbounds.accountant._gdp import gdp_epsilon, mu_random_allocation
+from dpbounds.accountant._gdp import gdp_epsilon, gdp_mu_random_allocation
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import HockeyStick, WindowTooLarge
 from dpbounds.accountant._law import FArr, LatticePMFs, SingleEpochLaw
@@ -86,7 +86,7 @@ def runs_from_history(history: list[tuple[float, float, int]]) -> tuple[Run, ...
 
 def _mu2(runs: tuple[Run, ...]) -> float:
     """The history's asymptotic Gaussian-DP mu^2 (partial epochs as fractions of an epoch)."""
-    return sum(mu_random_allocation(s, M, E + k / M) ** 2 for s, M, E, k in runs)
+    return sum(gdp_mu_random_allocation(s, M, E + k / M) ** 2 for s, M, E, k in runs)
 
 
 def _eps_gdp(delta: float, mu2: float) -> float:
@@ -118,7 +118,7 @@ def check_computable(runs: tuple[Run, ...], delta: float, name: str = "steps") -
         steps = sum(E * M + k for _, M, E, k in runs)
         frac = _mu_max(delta) ** 2 / mu2  # mu^2 grows linearly with the steps
         s, M = runs[-1][0], runs[-1][1]
-        per_epoch = mu_random_allocation(s, M, 1.0) ** 2
+        per_epoch = gdp_mu_random_allocation(s, M, 1.0) ** 2
         e_max = _mu_max(delta) ** 2 / per_epoch
         raise DPBoundsError(
             f"{name}: {steps:,.0f} steps give epsilon ~{e:.3g} at delta={delta:g} (Gaussian-DP "
@@ -165,12 +165,12 @@ def _bucket_size(runs: tuple[Run, ...], delta: float, tol: float) -> int:
     parts = [(s, M) for s, M, _, k in runs if k]
     if not parts:
         return 1
-    base = sum(mu_random_allocation(s, M, E) ** 2 for s, M, E, _ in runs)
+    base = sum(gdp_mu_random_allocation(s, M, E) ** 2 for s, M, E, _ in runs)
     e0 = max(_eps_gdp(delta, base), 1e-300)
     budget = _BUCKET_SHARE * tol
     b = 1 << (int(max(M for _, M in parts)) - 1).bit_length()  # >= every M: a whole epoch
     while b > 1:
-        hi = base + sum(mu_random_allocation(s, M, min(b, M) / M) ** 2 for s, M in parts)
+        hi = base + sum(gdp_mu_random_allocation(s, M, min(b, M) / M) ** 2 for s, M in parts)
         if _eps_gdp(delta, hi) - e0 <= budget * e0:
             return b
         b //= 2

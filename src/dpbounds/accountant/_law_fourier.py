@@ -40,6 +40,8 @@ __all__ = ["LognormalSum"]
 
 _TWO_PI = 2.0 * math.pi
 _U = 2.0 ** -53  # unit round-off
+_N_STEP = 64       # the series' length is a multiple of this
+_N_CAP_BASE = 256  # the cap on its length: 256 + 512 + 1024 + ... (blocks of at most 65536) >= max_freq
 
 
 class LognormalSum(SingleEpochLaw):
@@ -91,10 +93,16 @@ class LognormalSum(SingleEpochLaw):
         hi_vals: dict[float, tuple[float, float]] = {}  # this search's evaluations (a point is
         # often evaluated twice: the bracket end, and the final point for the window's tails)
 
+        def eval_hi(xs: list[float]) -> None:
+            new = [xx for xx in xs if xx not in hi_vals]
+            if new:  # one vectorised call for several points (the bounds work point by point)
+                h0 = upper_tail_h0(self.sigma, self.M, new)
+                h1 = upper_tail_h1(self.sigma, self.M, new)
+                for xx, a, b in zip(new, h0.tolist(), h1.tolist()):
+                    hi_vals[xx] = (a, b)
+
         def tails_hi(xx: float) -> tuple[float, float]:
-            if xx not in hi_vals:
-                hi_vals[xx] = (float(upper_tail_h0(self.sigma, self.M, [xx])[0]),
-                               float(upper_tail_h1(self.sigma, self.M, [xx])[0]))
+            eval_hi([xx])
             return hi_vals[xx]
 
         def f_hi(xx: float) -> float:
@@ -103,9 +111,19 @@ class LognormalSum(SingleEpochLaw):
         cap = p_max / 1.05 + self.xlo
         if xhi_max is not None:
             cap = min(cap, xhi_max)
+        # hi = the first of h0, 4 h0, 16 h0, ... where the bound is met or that reaches cap;
+        # the points are evaluated four at a time
         hi = max(10 * sd, 10.0)
-        while f_hi(hi) > tail and hi < cap:
-            hi *= 4.0
+        while True:
+            pts = [hi]
+            while len(pts) < 4 and pts[-1] < cap:
+                pts.append(pts[-1] * 4.0)
+            eval_hi(pts)
+            stop = next((p for p in pts if not (f_hi(p) > tail and p < cap)), None)
+            if stop is not None:
+                hi = stop
+                break
+            hi = pts[-1] * 4.0
         hi = min(hi, cap)
         if f_hi(hi) <= tail:
             lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
@@ -123,48 +141,46 @@ class LognormalSum(SingleEpochLaw):
             return
         # ---- Fourier coefficients
         dt = _TWO_PI / self.P
-        # the series stops at the end of the first block (256, 512, 1024, ... coefficients) where
-        # |psi| stays below the cut; the coefficients are computed ahead up to the end of the
-        # block after the one holding t_max (where the scan saw |psi| fall below the cut for
-        # good), both laws in one kernel pass (lognormal_cf_m1_pair_grid, the tilted grid kernel
-        # at lam = 0); the stopping rule is then checked block by block as before
-        ends = []
-        e, block = 0, 256
-        while e < max_freq:
-            e += block
-            ends.append(e)
-            block = min(block * 2, 65536)
-        # (the block holding t_max still holds the last crossing of the cut; the next one is the
-        # first that can lie below it throughout)
+        # the series stops after the last coefficient where M log|chi| >= log cut, rounded up to a
+        # multiple of _N_STEP, once every coefficient computed beyond it (at least a quarter as many
+        # again) stays below the cut and a look-ahead further out does too.  Both laws come from one
+        # kernel pass (lognormal_cf_m1_pair_grid, the tilted grid kernel at lam = 0), first up to
+        # 1.25 times the count where the scan saw |psi| fall below the cut for good, then doubled
+        # while the rule is not met.
+        n_cap = _N_CAP_BASE
+        while n_cap < max_freq:
+            n_cap += min(n_cap + 256, 65536)
         n_pred = math.ceil(self.t_max / dt)
-        i_pred = next((i for i, x in enumerate(ends) if x >= n_pred), len(ends) - 1)
-        ahead = ends[min(i_pred + 1, len(ends) - 1)]
+        upto = min(max(math.ceil(1.25 * n_pred), n_pred + _N_STEP, 2 * _N_STEP), n_cap)
         r0s: list[CArr] = []
         r1s: list[CArr] = []
         have = 0
         n_eff = 0
         converged = False
-        start = 1
-        for end in ends:
-            if end > have:
-                upto = max(end, ahead) if have == 0 else end
-                a0, a1 = lognormal_cf_m1_pair_grid(self.sigma, have + 1, upto - have, dt)
-                r0s.append(a0)
-                r1s.append(a1)
-                have = upto
-            n_eff = end
+        while True:
+            a0, a1 = lognormal_cf_m1_pair_grid(self.sigma, have + 1, upto - have, dt)
+            r0s.append(a0)
+            r1s.append(a1)
+            have = upto
             r0_all = np.concatenate(r0s) if len(r0s) > 1 else r0s[0]
             r0s = [r0_all]
-            l0 = _clog1p(r0_all[start - 1:end])
-            mx = self.M * np.max(np.where(np.isfinite(l0.real), l0.real, -800.0))
-            if mx < logcut:
+            l0 = _clog1p(r0_all)
+            lg = self.M * np.where(np.isfinite(l0.real), l0.real, -800.0)
+            above = np.nonzero(lg >= logcut)[0]
+            n_last = int(above[-1]) + 1 if above.size else 0  # coefficients 1 .. n_last hold the last one
+            n_try = max(_N_STEP * math.ceil(n_last / _N_STEP), _N_STEP)
+            if have >= n_try + max(n_try // 4, _N_STEP):
                 # look ahead: the modulus must stay below the cut further out
-                tt = end * dt * np.array([1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64])
+                tt = n_try * dt * np.array([1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64])
                 la = self.M * _clog1p(lognormal_cf_m1(self.sigma, tt)).real
                 if np.all(la < logcut):
                     converged = True
+                    n_eff = n_try
                     break
-            start = end + 1
+            if have >= n_cap:
+                n_eff = n_cap
+                break
+            upto = min(2 * have, n_cap)
         r0 = (np.concatenate(r0s) if len(r0s) > 1 else r0s[0])[:n_eff]
         r1 = (np.concatenate(r1s) if len(r1s) > 1 else r1s[0])[:n_eff]
         t = np.arange(1, n_eff + 1, dtype=float) * dt

@@ -10,7 +10,7 @@ from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError, PrecisionWarning, warn
 from dpbounds._result import PrivacyBracket
 from dpbounds.accountant._envelope import evaluate, refine
-from dpbounds.accountant._gdp import gdp_epsilon, mu_random_allocation
+from dpbounds.accountant._gdp import gdp_epsilon, gdp_mu_random_allocation
 from dpbounds.accountant._history import (
     Pieces,
     Run,
@@ -182,7 +182,7 @@ class RandomAllocationPLD:
         return eps, d_up
 
     def _mu_guess(self) -> float:
-        return float(mu_random_allocation(self.sigma, self.rounds, self.epochs))
+        return float(gdp_mu_random_allocation(self.sigma, self.rounds, self.epochs))
 
     def epsilon(self, delta: float) -> PrivacyBracket:
         """Certified bracket [lower, upper] of epsilon(delta).

@@ -138,11 +138,6 @@ class PrivacyAccountant(abc.ABC):
         return f"{type(self).__name__}(steps={steps}, history_entries={len(self._history)}{tail})"
 
 
-def epochs_of(num_steps: int, rounds: int) -> tuple[int, int]:
-    """(full epochs, steps of the partial epoch) of ``num_steps`` steps at ``rounds`` per epoch."""
-    return num_steps // rounds, num_steps % rounds
-
-
 def rounds_from_rate(sample_rate: float) -> int:
     """M with sample_rate = 1/M for random allocation, or ValueError saying how to pick it."""
     m = 1.0 / sample_rate

@@ -192,15 +192,23 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     zl = z[~sm]
     g[~sm] = np.expm1(-np.minimum(zl, 700)) + zl
     q = g @ nu
-    # log E e^{-lam Y} by log-sum-exp (used where E e^{-lam Y} - 1 < -0.05)
-    lw = np.log(nu)[None, :] - z
-    lmx = np.max(lw, axis=1)
-    qlog = lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1))
     # the nodes beyond the grid's ends, bounded from above: both are upper bounds (see
     # _lower_remainders), so the Chernoff bounds built on them stay bounds
     q_rem, qlog_rem = _lower_remainders(s, m, lam, float(u[0]), float(u[-1]))
     q = q + q_rem
-    qlog = np.logaddexp(qlog, qlog_rem)
+    # log E e^{-lam Y} = log1p(q - lam); by log-sum-exp over the nodes on the rows where
+    # E e^{-lam Y} - 1 = q - lam <= -0.05 (the only rows _lower_exponent takes it from; the others
+    # keep log1p, which is accurate there): the same values on those rows as a log-sum-exp of the
+    # whole table, at a third of its cost (the small-lam rows are most of the table)
+    a = q - lam
+    far_rows = np.nonzero(~(np.abs(a) < 0.05))[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qlog = np.log1p(np.maximum(a, -1.0))
+    if far_rows.size:
+        lw = np.log(nu)[None, :] - z[far_rows]
+        lmx = np.max(lw, axis=1)
+        qlog[far_rows] = np.logaddexp(lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1)),
+                                      qlog_rem[far_rows])
     # upper-tail truncated transform: Gauss-Legendre panels on [-12, u_b]
     b = np.unique(np.concatenate([np.logspace(0.2, 6, 17), [1.25, 1.5, 2.0, 3.0]]))
     if far and log10_bmax > 6.5:
@@ -301,14 +309,23 @@ def _lower_exponent(sigma: float, n: float) -> FArr:
 @memoize("tail exponents", maxsize=64)
 def _upper_exponent(sigma: float, n: float, far: bool = False) -> FArr:
     """n * (log E e^{lam min(Y, b)} - lam) on the (b, lam) table (x-independent part of the bound)."""
+    D2 = _mgf_tables(sigma, far)[4]
+    with np.errstate(invalid="ignore", over="ignore"):
+        expo = n * _upper_exponent_unit(sigma, far)
+    return np.asarray(np.where(np.isfinite(D2), expo, np.inf), dtype=np.float64)
+
+
+@memoize("tail exponent per summand", maxsize=32)
+def _upper_exponent_unit(sigma: float, far: bool = False) -> FArr:
+    """log E e^{lam min(Y, b)} - lam on the (b, lam) table (:func:`_upper_exponent` for n = 1,
+    before the infinite entries are set; a window search asks for n = M and M - 1)."""
     lam, _, b, Qb, D2, _ = _mgf_tables(sigma, far)
     a = lam[None, :] + D2
     af = np.where(np.isfinite(a), a, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
         # series form only where it does not cancel
-        expo = n * np.where(np.abs(af) < 0.05, _log1p_minus_x(af) + D2,
-                            np.log1p(np.maximum(af, -0.5)) - lam[None, :])
-    return np.asarray(np.where(np.isfinite(D2), expo, np.inf), dtype=np.float64)
+        return np.asarray(np.where(np.abs(af) < 0.05, _log1p_minus_x(af) + D2,
+                                   np.log1p(np.maximum(af, -0.5)) - lam[None, :]), dtype=np.float64)
 
 
 @memoize("tail slope keys", maxsize=64)
@@ -365,14 +382,18 @@ def upper_tail_h0(sigma: float, n: float, x: Any, far: bool = False) -> FArr:
 
 def upper_tail_h1(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
     """Upper bound on P1[S - M > x] (signal term split off, rest bounded as under H0)."""
-    x = np.atleast_1d(np.asarray(x, dtype=float))
+    x = np.atleast_1d(np.asarray(x, dtype=float)).ravel()
     out = np.empty(x.size)
     fr = np.linspace(0.02, 0.98, 49)
-    for i, xi in enumerate(x):
-        xr = fr * xi
+    # the split x = (x - xr) + xr at 49 fractions, for up to 64 points per upper_tail_h0 call
+    # (each value is that of the point on its own: the bound works row by row)
+    for i0 in range(0, x.size, 64):
+        xi = x[i0:i0 + 64, None]
+        xr = fr[None, :] * xi
         sig_tail = _ndtr(0.5 / sigma - sigma * np.log1p(xi - xr))  # P[wY - 1 > xi - xr]
-        rest = upper_tail_h0(sigma, M - 1.0, xr, far) if M > 1 else np.zeros_like(xr)
-        out[i] = min(1.0, float(np.min(sig_tail + rest)))
+        rest = (upper_tail_h0(sigma, M - 1.0, xr.ravel(), far).reshape(xr.shape) if M > 1
+                else np.zeros_like(xr))
+        out[i0:i0 + 64] = np.minimum(1.0, np.min(sig_tail + rest, axis=1))
     return out
 
 

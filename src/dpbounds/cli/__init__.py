@@ -12,6 +12,12 @@ into one line on stderr and an exit status, never a traceback:
   multiplier meets the target): the reason, exit 1;
 * Ctrl-C: exit 130;
 * the reader of stdout went away (``dpbounds table1 | head -1``): exit 141, silently.
+
+Reading order: this file (the parser and :func:`main`), then what every command shares --
+``_numbers`` (the number parsers), ``_options`` (options declared once) and ``_output`` (JSON,
+tables, files, exit statuses) -- then one module per command group, in :data:`COMMANDS` order:
+``_dpsgd``, ``_core``, ``_tradeoff``, ``_accountant``, ``_rdp``, ``_plot`` (with
+``_plot_companion``), ``_plan``, ``_sweep``.
 """
 from __future__ import annotations
 

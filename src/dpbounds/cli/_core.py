@@ -5,11 +5,17 @@ import argparse
 import math
 from typing import Any
 
+from dpbounds.allocation_bound import (
+    BERRY_ESSEEN_CONSTANT,
+    min_dataset_size,
+    rounds_closed_form,
+    rounds_required,
+    theorem31,
+)
 from dpbounds.cli._numbers import count, real
 from dpbounds.cli._options import add_coefficient, add_json_flag, add_sigma
 from dpbounds.cli._output import EXIT_NOT_VALID, EXIT_OK, Column, emit_json, print_table
 from dpbounds.epochs import per_epoch_delta
-from dpbounds.theorem31 import min_dataset_size, rounds_closed_form, rounds_required, theorem31
 
 __all__ = ["TABLE1_SIGMAS", "register", "table1_rows"]
 
@@ -51,7 +57,7 @@ def _table1(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"delta": args.delta, "rows": rows})
         return EXIT_OK
-    print(f"Table 1: random allocation, delta = {args.delta:g}, one epoch (Theorem 3.1, B = 0.4748)")
+    print(f"Table 1: random allocation, delta = {args.delta:g}, one epoch (Theorem 3.1, B = {BERRY_ESSEEN_CONSTANT:g})")
     columns = [
         Column("sigma", lambda r: f"{r['sigma']:g}", 6),
         Column("M_BE+1/sqrt(2pi)", lambda r: _sig3(r["rounds_closed_form"]), 17),

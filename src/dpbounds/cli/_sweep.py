@@ -5,7 +5,7 @@ import argparse
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from dpbounds._errors import DPBoundsError
 from dpbounds.cli._numbers import count, real
@@ -57,7 +57,7 @@ class _AxisAction(argparse.Action):
 
 
 def _registry() -> Any:
-    from dpbounds.sweep._quantities import AXIS_HELP, QUANTITIES
+    from dpbounds.sweeps._quantities import AXIS_HELP, QUANTITIES
 
     return QUANTITIES, AXIS_HELP
 
@@ -146,12 +146,8 @@ def _read_toml(path: str) -> dict[str, Any]:
     return data
 
 
-def _given(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
-    return [n for n in names if getattr(args, n, None) is not None]
-
-
 def handler(args: argparse.Namespace) -> int:
-    from dpbounds.sweep._sweep import run_sweep
+    from dpbounds.sweeps._sweep import run_sweep
 
     quantities, _ = _registry()
     if args.list:
@@ -221,9 +217,9 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 def _to_stdout(quantity: str, axes: dict[str, Any], zipped: bool, run: dict[str, Any], as_json: bool) -> int:
     """The rows as CSV on stdout, chunk by chunk (or, with --json, one JSON list)."""
-    from dpbounds.sweep._engines import run_engine
-    from dpbounds.sweep._sweep import Tally, count_chunk, plan_sweep, warn_imprecise
-    from dpbounds.sweep._writers import CsvStreamWriter, chunk_columns, columns
+    from dpbounds.sweeps._engines import run_engine
+    from dpbounds.sweeps._sweep import Tally, count_chunk, plan_sweep, warn_imprecise
+    from dpbounds.sweeps._writers import CsvStreamWriter, chunk_columns, columns
 
     if run.pop("resume", False):
         raise DPBoundsError("--resume needs -o (a .parquet or .csv file to continue)")

@@ -19,6 +19,11 @@ rdp_bounds_figure(...)   its Figure 1: RDP of the subsampled Gaussian, Laplace a
                          response against the order (Theorem 9, improved and lower bounds)
 composition_figure(...)  its Figure 2: epsilon over k compositions, the analytical moments
                          accountant against naive and strong composition
+
+Reading order: ``_canvas`` (a figure on its own Agg canvas, saving by suffix) and
+``_adaptive`` (adaptive sampling of a curve for drawing), then one module per figure --
+``_rounds``, ``_tradeoff``, ``_epsilon`` -- and, for the companion paper, ``_regimes`` (its
+parameter regimes and base mechanisms) with ``_rdp_bounds`` and ``_composition``.
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import numpy as np
 from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
+from dpbounds.allocation_bound import rounds_required
 from dpbounds.figures._canvas import new_figure
-from dpbounds.theorem31 import rounds_required
 
 __all__ = ["rounds_figure", "ROUNDS_DELTAS", "M_MAX"]
 

@@ -10,9 +10,9 @@ from numpy.typing import NDArray
 from dpbounds import _validation as V
 from dpbounds.accountant import RandomAllocationAccountant
 from dpbounds.accountant._params import check_sigma_rounds
+from dpbounds.allocation_bound import delta_bound
 from dpbounds.figures._adaptive import sample
 from dpbounds.figures._canvas import new_figure
-from dpbounds.theorem31 import delta_bound
 from dpbounds.tradeoff import (
     gaussian_tradeoff,
     gdp_mu_random_allocation,

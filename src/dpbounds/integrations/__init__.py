@@ -17,6 +17,9 @@ Each submodule imports its framework when it is imported itself; ``import dpboun
     ``dp_accounting.PrivacyAccountant`` backed by dpbounds, and
     :class:`~dpbounds.integrations.dp_accounting.RandomAllocationDpEvent`.  See
     docs/dp_accounting.md.
+
+Reading order: ``_common`` (the history checks and Gaussian brackets the integrations share,
+without any framework), then ``pytorch``, ``opacus`` and ``dp_accounting``.
 """
 from __future__ import annotations
 

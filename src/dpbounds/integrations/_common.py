@@ -101,7 +101,7 @@ def gaussian_bracket(mu: float, quantity: str, at: float, tolerance: float, *, m
     one rate-1 Poisson step (the Gaussian mechanism itself) at noise multiplier 1 / mu.
     ``lower_bound=False``: the Gaussian only bounds the mechanism from above (lower end 0).
     """
-    from dpbounds.tradeoff import gdp_delta, gdp_epsilon
+    from dpbounds.gdp import gdp_delta, gdp_epsilon
 
     if mu == 0.0:
         return PrivacyBracket(0.0, 0.0, quantity=quantity, at=at, tolerance=tolerance, method=method,

@@ -22,6 +22,15 @@ noise std / C).  Values under the two relations are not comparable as such.
 All functions validate their arguments (``ValueError`` naming the parameter), broadcast
 over arrays, and return a Python float for scalar input.  The raw kernels, which return
 NaN instead of raising, are the ``rdp_*`` ufuncs of :mod:`dpbounds.ufuncs`.
+
+Reading order: this file (the validated functions over the ``rdp_*`` ufuncs), then
+
+* ``_outward`` -- the RDP -> (eps, delta) conversion objectives, rounded towards the safe side;
+* ``_mechanisms`` -- the mechanism objects an accountant composes (their RDP at any order);
+* ``_accountant`` -- :class:`RDPAccountant`, on the accountant protocol of
+  :mod:`dpbounds.accountant` (which is why this package sits in the accountants' layer,
+  docs/architecture.md);
+* ``_hybrid_clipping`` -- hybrid clipping and twice sampling (self-contained).
 """
 from __future__ import annotations
 

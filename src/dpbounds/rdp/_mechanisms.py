@@ -220,8 +220,8 @@ class _IntegerTable(Mechanism):
     neighbouring = "replace-one"
 
     def __init__(self) -> None:
-        # empty until the first evaluation builds it (a 3-entry NaN placeholder answered NaN at
-        # orders in [1, 2] on a fresh object: table[2] was never computed)
+        # empty until the first evaluation builds it, so that every order, [1, 2] included, is
+        # read from a computed entry
         self._table = np.full(0, np.nan)
         self._far: dict[int, float] = {}   # orders beyond the table evaluated alone (_far_values)
 

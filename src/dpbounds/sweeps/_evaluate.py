@@ -19,12 +19,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds.sweep._grid import Grid, Layout
-from dpbounds.sweep._interrupt import Interrupts
-from dpbounds.sweep._quantities import NONFINITE, STATUS_BASE, Quantity
+from dpbounds.sweeps._grid import Grid, Layout
+from dpbounds.sweeps._interrupt import Interrupts
+from dpbounds.sweeps._quantities import NONFINITE, STATUS_BASE, Quantity
 
 __all__ = ["Abandoned", "ChunkResult", "Plan", "evaluate_chunk", "finish", "finish_values", "put_reasons",
-           "reason_codes", "resolve_outer"]
+           "reason_codes", "resolve_outer", "put_reasons_at", "PUT_CODES", "STATUS_BANDS"]
 
 FArr = NDArray[np.float64]
 
@@ -52,17 +52,26 @@ class ChunkResult:
 
     ``codes`` (element-wise quantities) are reason codes into ``Quantity.reason_table()``, or
     None when every point is valid; ``reasons`` (point-wise quantities) are the strings.
-    ``deferred``: the codes were not computed (``valid`` is exact); :func:`reason_codes` gives
-    them from the values when they are asked for.
+    ``deferred``: the codes were not computed; :func:`reason_codes` gives them from ``valid``
+    when they are asked for.  A deferred chunk's ``valid`` may be None: it is then
+    ``numpy.isfinite`` of the main output (which is NaN wherever an axis breaks its
+    constraint), computed when it is read.
     """
 
     lo: int
     hi: int
     values: dict[str, NDArray[Any]]
-    valid: NDArray[np.bool_]
+    valid: NDArray[np.bool_] | None   # None (deferred chunks only): numpy.isfinite of the main output
     codes: NDArray[np.int16] | None = None
     reasons: NDArray[np.object_] | None = None
     deferred: bool = False   # element-wise chunk evaluated without its reasons (see evaluate_chunk)
+
+    def valid_mask(self) -> NDArray[np.bool_]:
+        """``valid``, computed when the chunk left it to be read (``numpy.isfinite`` of the main output)."""
+        if self.valid is not None:
+            return self.valid
+        main: NDArray[np.float64] = next(iter(self.values.values()))   # the main output comes first
+        return np.isfinite(main)
 
     def reason_strings(self, table: list[str]) -> NDArray[np.object_]:
         """The reason of every point as an object array of str ("" where valid)."""
@@ -75,31 +84,40 @@ class ChunkResult:
         return out
 
 
-def put_reasons(dest: NDArray[np.object_], codes: NDArray[np.int16], table: NDArray[np.object_]) -> None:
-    """``dest[i] = table[codes[i]]`` wherever ``codes[i]`` is not 0 (``dest`` keeps its other entries).
+#: Most distinct codes :func:`put_reasons_at` writes with one vectorised store each (the rest
+#: are gathered point by point).
+PUT_CODES = 16
 
-    The invalid points of a grid mostly come in runs (a row's values below an edge), and a run
-    is one slice assignment of one string: far cheaper than a gather and scatter per point,
-    which remains for codes that change too often.
+
+def put_reasons(dest: NDArray[np.object_], codes: NDArray[np.int16], table: NDArray[np.object_]) -> None:
+    """``dest[i] = table[codes[i]]`` wherever ``codes[i]`` is not 0 (``dest`` keeps its other entries)."""
+    idx = np.flatnonzero(codes)
+    if idx.size:
+        put_reasons_at(dest, idx, codes[idx], table)
+
+
+def put_reasons_at(dest: NDArray[np.object_], idx: NDArray[np.intp], codes: NDArray[np.int16],
+                   table: NDArray[np.object_]) -> None:
+    """``dest[idx[i]] = table[codes[i]]`` wherever ``codes[i]`` is not 0.
+
+    A grid's invalid points have few distinct reasons, so each distinct code is one vectorised
+    store of one string at its points (no object pointer is gathered per point), cheaper than a
+    gather and scatter per point, which remains for the codes beyond the first
+    :data:`PUT_CODES`.
     """
-    n = codes.shape[0]
-    if n == 0:
-        return
-    edges = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-    starts = np.concatenate(([0], edges))
-    run_codes = codes[starts]
-    bad = run_codes != 0
-    n_bad_runs = int(np.count_nonzero(bad))
-    if n_bad_runs == 0:
-        return
-    # a Python-level slice assignment per run costs about as much as ~100 gathered points
-    if n_bad_runs * 64 > n:
-        nz = np.flatnonzero(codes)
-        dest[nz] = table[codes[nz]]
-        return
-    ends = np.concatenate((edges, [n]))
-    for a, b, c in zip(starts[bad].tolist(), ends[bad].tolist(), run_codes[bad].tolist()):
-        dest[a:b] = table[c]
+    left = np.array(codes, dtype=np.int16)
+    for _ in range(PUT_CODES):
+        nz = left != 0
+        i = int(np.argmax(nz)) if nz.size else 0
+        if not nz.size or not nz[i]:
+            return
+        c = int(left[i])
+        hit = left == c
+        np.put(dest, idx[hit], table[c])
+        left[hit] = 0
+    rest = np.flatnonzero(left)
+    if rest.size:
+        dest[idx[rest]] = table[left[rest]]
 
 
 def resolve_outer(spec: str | Callable[..., Any]) -> Callable[..., Any]:
@@ -136,6 +154,21 @@ def _constraint_codes(plan: Plan, lo: int, hi: int) -> NDArray[np.int16] | None:
         c = plan.axis_codes[j]
         if c is not None:
             per = plan.grid.per_point(j, c, lo, hi)
+            code = np.where(per != 0, per, code)
+    return code
+
+
+def _constraint_codes_at(plan: Plan, lo: int, idx: NDArray[np.intp]) -> NDArray[np.int16]:
+    """:func:`_constraint_codes` at the points ``lo + idx`` only (0 where every axis is valid)."""
+    grid = plan.grid
+    declared = plan.quantity.axis_names
+    order = sorted((declared.index(n), j) for j, n in enumerate(grid.names))
+    code = np.zeros(idx.shape[0], dtype=np.int16)
+    g = lo + idx
+    for _, j in reversed(order):   # the first failing axis in declared order wins
+        c = plan.axis_codes[j]
+        if c is not None:
+            per = c[g] if grid.zipped else c[(g // grid.strides[j]) % c.shape[0]]
             code = np.where(per != 0, per, code)
     return code
 
@@ -238,26 +271,97 @@ def finish_values(plan: Plan, lo: int, hi: int, values: dict[str, FArr], valid: 
         valid &= ~broken
 
 
-def reason_codes(plan: Plan, lo: int, hi: int, values: Mapping[str, FArr], valid: NDArray[np.bool_]) -> NDArray[np.int16] | None:
-    """The reason codes of points ``lo..hi-1`` of a deferred chunk (``values``: the whole result).
+def _nan_where_broken(plan: Plan, lo: int, hi: int, values: dict[str, FArr]) -> None:
+    """NaN in every output where an axis breaks its constraint (as :func:`finish_values`)."""
+    codes = _constraint_codes(plan, lo, hi)
+    if codes is not None:
+        broken = codes != 0
+        for k in plan.quantity.outputs:
+            values[k][broken] = np.nan
 
-    As the chunk would have carried them: with a fused kernel, the chunk is evaluated again with
-    its status bits (the same values, bit for bit) -- a separable chunk (whole rows) by the
-    separable kernel, an element-wise block by the element-wise one; otherwise the quantity's
-    status function at the non-finite points (:func:`finish`'s own path).
+
+def reason_codes(plan: Plan, lo: int, hi: int,
+                 valid: NDArray[np.bool_]) -> tuple[NDArray[np.intp], NDArray[np.int16]] | None:
+    """The invalid points of ``lo..hi-1`` of a deferred chunk (``valid``: theirs) and their reason
+    codes, as :func:`finish` would have given them: ``(idx, codes)``, ``idx`` the points' offsets
+    from ``lo`` (increasing); None when every point is valid.
+
+    Only the invalid points are looked at: the first axis (declared order) that breaks its
+    constraint, else (the value is not finite) the status bits -- of the fused kernel evaluated
+    at those points alone, or, for a separable kernel with status bits, on sub-grids that hold
+    them (the kernels are element-wise exact: the same bits as the whole grid's evaluation), or
+    of the quantity's status function -- else :data:`NONFINITE`.
     """
     if valid.all():
         return None
+    idx = np.flatnonzero(np.logical_not(valid))
+    if all(c is None for c in plan.axis_codes):
+        codes = np.zeros(idx.shape[0], dtype=np.int16)
+        rest = None
+    else:
+        codes = _constraint_codes_at(plan, lo, idx)
+        rest = np.flatnonzero(codes == 0)
+    pts = idx if rest is None else idx[rest]
+    if pts.size == 0:
+        return idx, codes
     q = plan.quantity
     if plan.path == "outer" and _fills_status(plan.outer):
-        # a chunk of whole rows: the separable kernel again, now with its status bits
-        return _outer(plan, lo, hi, None).codes
-    scratch = {k: np.array(values[k][lo:hi]) for k in q.outputs}   # finish writes NaN where it already is
-    if _fills_status(q.compute):
-        status = np.empty(hi - lo, dtype=np.int8)
-        _evaluate_block(plan, lo, hi, scratch, status)
-        return finish(plan, lo, hi, scratch, status=status)
-    return finish(plan, lo, hi, scratch)
+        if rest is None:
+            mask = np.logical_not(valid)
+        else:
+            mask = np.zeros(hi - lo, dtype=bool)
+            mask[pts] = True
+        st = _outer_status_at(plan, lo, hi, mask).view(np.uint8).astype(np.int16)
+    elif _fills_status(q.compute):
+        # the fused kernel at those points alone, with its status bits (read as uint8, as finish does)
+        status = np.empty(pts.size, dtype=np.int8)
+        q.compute(_args_at(plan, lo, pts), plan.options, status=status)
+        st = status.view(np.uint8).astype(np.int16)
+    elif q.status is not None:
+        st = np.asarray(q.status(_args_at(plan, lo, pts), plan.options)).astype(np.int16)
+    else:
+        st = np.zeros(pts.size, dtype=np.int16)
+    got = np.where(st != 0, STATUS_BASE + st, NONFINITE).astype(np.int16)
+    if rest is None:
+        codes = got
+    else:
+        codes[rest] = got
+    return idx, codes
+
+
+#: Row bands of the sub-grids :func:`_outer_status_at` evaluates: invalid points mostly fill a
+#: staircase-shaped corner of a grid, which a few bands of rows, each with its own columns,
+#: cover closely.
+STATUS_BANDS = 8
+
+
+def _outer_status_at(plan: Plan, lo: int, hi: int, rest: NDArray[np.bool_]) -> NDArray[np.int8]:
+    """The separable kernel's status bits at the points of ``rest`` (a mask of the whole rows
+    ``lo..hi-1``), in their order: from sub-grids of the rows and columns that hold them --
+    bands of rows, each with the columns of its points."""
+    grid, q = plan.grid, plan.quantity
+    assert plan.outer is not None
+    r0 = lo // plan.layout.unit
+    shape = ((hi - lo) // plan.layout.unit,) + grid.shape[1:]
+    perm = [q.outer_axes.index(n) for n in grid.names]
+    kwargs = {**plan.options, **grid.fixed}
+    if len(shape) != 2:   # (no such separable quantity yet) the whole rows again
+        values = {n: (v[r0:r0 + shape[0]] if j == 0 else v) for j, (n, v) in enumerate(zip(grid.names, grid.values))}
+        block = np.empty(tuple(values[n].shape[0] for n in q.outer_axes), dtype=np.int8)
+        plan.outer(*(values[n] for n in q.outer_axes), **kwargs, status=block)
+        return np.transpose(block, perm).reshape(-1)[rest]
+    mask = rest.reshape(shape)
+    rows = np.flatnonzero(mask.any(axis=1))
+    parts = []
+    for band in np.array_split(rows, min(STATUS_BANDS, rows.size)):
+        sub = mask[band]
+        cols = np.flatnonzero(sub.any(axis=0))
+        a, b = grid.values[0][r0 + band], grid.values[1][cols]
+        status = np.empty((a.size, b.size) if perm == [0, 1] else (b.size, a.size), dtype=np.int8)
+        plan.outer(*((a, b) if perm == [0, 1] else (b, a)), **kwargs, status=status)
+        # the band's points in C order: the order of the points of rest in these rows
+        parts.append((status if perm == [0, 1] else status.T)[sub[:, cols]])
+    return np.concatenate(parts)
 
 
 def _result(lo: int, hi: int, values: dict[str, NDArray[Any]], codes: NDArray[np.int16] | None,
@@ -288,7 +392,7 @@ ROW_MIN = 64
 
 def _fills_status(f: Any) -> bool:
     """Whether ``f`` (a quantity's ``compute`` or ``outer``) fills ``status=`` (see
-    :mod:`dpbounds.sweep._quantities`)."""
+    :mod:`dpbounds.sweeps._quantities`)."""
     return bool(getattr(f, "fills_status", False))
 
 
@@ -365,6 +469,22 @@ def _elementwise(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] |
     return ChunkResult(lo, hi, values, valid, codes=codes)
 
 
+def _finite_where_valid(plan: Plan, r0: int, r1: int, kwargs: Mapping[str, Any]) -> bool:
+    """Whether the separable kernel says its block (rows ``r0..r1-1`` of the grid's first axis)
+    is finite wherever the axes obey their constraints (its ``finite_where_valid``, if any)."""
+    hint = getattr(plan.outer, "finite_where_valid", None)
+    if hint is None:
+        return False
+    grid = plan.grid
+    ok = {}
+    for j, (n, v, codes) in enumerate(zip(grid.names, grid.values, plan.axis_codes)):
+        if j == 0:
+            v = v[r0:r1]
+            codes = None if codes is None else codes[r0:r1]
+        ok[n] = v if codes is None else v[codes == 0]
+    return bool(hint(*(ok[n] for n in plan.quantity.outer_axes), **kwargs))
+
+
 def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None, reasons: bool = True) -> ChunkResult:
     q, grid = plan.quantity, plan.grid
     assert plan.outer is not None
@@ -392,9 +512,14 @@ def _outer(plan: Plan, lo: int, hi: int, out: Mapping[str, NDArray[Any]] | None,
         # the values only, the reasons when asked for: a fused kernel without its status bits
         # gives the element-wise values (but where an axis breaks its constraint, set to NaN
         # below), any other separable kernel is corrected where its result is not finite
+        if fused or _finite_where_valid(plan, r0, r1, {**plan.options, **plan.grid.fixed}):
+            # nothing to correct: valid is isfinite of the values once the broken axes' points are
+            # NaN, computed when it is read (a pass over the values and a new array)
+            _nan_where_broken(plan, lo, hi, values)
+            return ChunkResult(lo, hi, values, None, deferred=True)
         valid = np.empty(hi - lo, dtype=bool) if out is None or "valid" not in out else out["valid"]
         np.isfinite(values[main], out=valid)
-        redone = not fused and _recompute_nonfinite(plan, lo, hi, values, valid)
+        redone = _recompute_nonfinite(plan, lo, hi, values, valid)
         finish_values(plan, lo, hi, values, valid, finite_in_valid=not redone)
         return ChunkResult(lo, hi, values, valid, deferred=True)
     status = np.ascontiguousarray(np.transpose(status_block, perm)).reshape(-1) if fused else None

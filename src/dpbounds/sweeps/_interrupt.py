@@ -4,7 +4,7 @@ SIGTERM is what Slurm, Kubernetes and systemd send before they kill a job; SIGHU
 closed terminal sends.  Inside :func:`deferred_interrupts` (main thread only) the first of
 these signals only sets a flag.  The engines read it between chunks (the point-wise
 quantities also between points) and stop; the sweep then saves its finished chunks, writes
-its manifest and removes its temporary files (see :mod:`dpbounds.sweep._store`).  Then:
+its manifest and removes its temporary files (see :mod:`dpbounds.sweeps._store`).  Then:
 
 * SIGINT: ``KeyboardInterrupt`` is raised, as Python does by default;
 * SIGTERM, SIGHUP: the signal's default action is restored and the signal sent again, so the

@@ -7,13 +7,13 @@
   then ends them at once), and end by themselves if the sweep's process dies.  They are started
   without running the main script again, so a plain script needs no
   ``if __name__ == "__main__":`` guard (unless the quantity itself is defined in that script).
-* ``dask``: a dask array of the chunk numbers, :func:`~dpbounds.sweep._evaluate.evaluate_chunk`
+* ``dask``: a dask array of the chunk numbers, :func:`~dpbounds.sweeps._evaluate.evaluate_chunk`
   mapped over it (``map_blocks``): one task per chunk, whatever the quantity.  It runs on the
   active ``dask.distributed`` client if there is one (``distributed.get_client()``), else on
   dask's default scheduler.
 
 All three call the same chunk functions on the same values, so their results are identical
-bit for bit.  Each looks at ``stop`` (the sweep's :class:`~dpbounds.sweep._interrupt.Interrupts`)
+bit for bit.  Each looks at ``stop`` (the sweep's :class:`~dpbounds.sweeps._interrupt.Interrupts`)
 while it works: once a signal has come it yields the chunks already finished, in order, and
 returns without starting more.
 """
@@ -33,12 +33,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import Abandoned, ChunkResult, Plan, evaluate_chunk
+from dpbounds.sweeps._evaluate import Abandoned, ChunkResult, Plan, evaluate_chunk
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from dpbounds.sweep._interrupt import Interrupts
+    from dpbounds.sweeps._interrupt import Interrupts
 
 __all__ = ["ENGINES", "run_engine", "active_client"]
 

@@ -13,7 +13,7 @@ how one chunk is computed:
   ``compute(point, options)`` evaluates one point through the public API; a
   :class:`dpbounds.DPBoundsError` there marks that point invalid with its message.
 * ``kind="block"``: the Renyi-DP epsilons, point-wise quantities evaluated a block of points
-  at a time (:mod:`dpbounds.sweep._rdp`): ``compute(args, options, stop)`` takes arrays and
+  at a time (:mod:`dpbounds.sweeps._rdp`): ``compute(args, options, stop)`` takes arrays and
   returns the outputs, ``valid`` and ``reasons`` (the error message of each invalid point),
   equal to the point-wise ``compute.point(point, options)`` at every point.
 
@@ -28,7 +28,9 @@ equal to what ``status`` returns at every point whose axes obey their constraint
 then reads the reasons of the non-finite points from it instead of calling ``status`` on them.
 Such an ``outer`` also takes ``out=``: the C-contiguous float64 block to write (and return),
 as does one with a true ``takes_out`` attribute.  Any ``outer`` returns a new array or
-``out``: the engine writes into it.
+``out``: the engine writes into it.  An ``outer`` may have a ``finite_where_valid(*axes,
+**options)`` that tells, from the axis values that obey their constraints alone, whether
+every value of the block is finite (the engine then skips a pass that looks).
 """
 from __future__ import annotations
 
@@ -268,6 +270,18 @@ class _MinDatasetSizeOuter:
         # an overflow is an infinite size, explained in the reason column (the kernel raises no FP flag)
         return min_dataset_size_tiles(s, m, clip_norm, noise_ratio, np.empty((s.size, m.size)) if out is None else out)
 
+    @staticmethod
+    def finite_where_valid(sigma: Any, rounds: Any, *, clip_norm: float, noise_ratio: float) -> bool:
+        """Whether the block of ``sigma`` x ``rounds`` (values that obey their constraints) is finite
+        everywhere: N = (C sigma) M / r is computed left to right with correctly rounded
+        operations on positive numbers, so it never decreases when sigma or M grows and is
+        largest at the largest pair (where the ufunc gives the kernel's double)."""
+        s, m = np.asarray(sigma, dtype=np.float64), np.asarray(rounds, dtype=np.float64)
+        if s.size == 0 or m.size == 0:
+            return True
+        with np.errstate(all="ignore"):
+            return bool(np.isfinite(_u("min_dataset_size")(s.max(), m.max(), clip_norm, noise_ratio)))
+
 
 _rounds_required_outer = _RoundsRequiredOuter()
 _min_dataset_size_outer = _MinDatasetSizeOuter()
@@ -428,7 +442,7 @@ def _rdp_epsilon_wor(p: Mapping[str, float], o: Mapping[str, Any]) -> dict[str, 
 
 @dataclass(frozen=True)
 class _RdpBlock:
-    """A block of points of an RDP quantity at once (:mod:`dpbounds.sweep._rdp`), equal to ``point``
+    """A block of points of an RDP quantity at once (:mod:`dpbounds.sweeps._rdp`), equal to ``point``
     at every point; ``compute(args, options, stop)`` returns the outputs, ``valid`` and ``reasons``."""
 
     kind: str      # "poisson" or "wor"
@@ -436,7 +450,7 @@ class _RdpBlock:
     point: Callable[[Mapping[str, float], Mapping[str, Any]], dict[str, Any]]
 
     def __call__(self, a: Mapping[str, Any], o: Mapping[str, Any], stop: Callable[[], None] = lambda: None) -> dict[str, Any]:
-        from dpbounds.sweep._rdp import rdp_epsilons
+        from dpbounds.sweeps._rdp import rdp_epsilons
 
         r = rdp_epsilons(self.kind, a, o, stop)
         return {self.output: r["eps"], "order": r["order"], "valid": r["valid"], "reasons": r["reasons"]}

@@ -170,7 +170,7 @@ def parse_axis(name: str, spec: Any) -> NDArray[np.float64]:
 
     Examples
     --------
-    >>> from dpbounds.sweep import parse_axis
+    >>> from dpbounds.sweeps import parse_axis
     >>> parse_axis("sigma", "0.5:2:4:lin")
     array([0.5, 1. , 1.5, 2. ])
     >>> parse_axis("rounds", (10, 20, 5, "log"))

@@ -3,7 +3,7 @@
 The file writers write the long format -- one row per point: the axis columns, then the
 outputs, ``valid`` and ``reason`` -- chunk by chunk, so memory stays constant whatever the
 size of the grid.  The chunks are saved as part files as they finish, and merged into ``out``
-when the last one is in (:mod:`dpbounds.sweep._store`: the lock, the checksummed parts and
+when the last one is in (:mod:`dpbounds.sweeps._store`: the lock, the checksummed parts and
 manifest, the atomic commit).  The sweep closes its writer in a ``finally``, so an interrupted
 sweep keeps every finished chunk, which ``resume=True`` continues.
 """
@@ -20,9 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbounds._errors import DPBoundsError
-from dpbounds.sweep._evaluate import BLOCK, ChunkResult, Plan, put_reasons, reason_codes
-from dpbounds.sweep._manifest import Part, identity
-from dpbounds.sweep._store import FileStore
+from dpbounds.sweeps._evaluate import BLOCK, ChunkResult, Plan, put_reasons, put_reasons_at, reason_codes
+from dpbounds.sweeps._manifest import Part, identity
+from dpbounds.sweeps._store import FileStore
 
 __all__ = ["Writer", "MemoryWriter", "FileWriter", "CsvStreamWriter", "chunk_columns", "columns", "make_writer"]
 
@@ -43,7 +43,7 @@ def chunk_columns(plan: Plan, res: ChunkResult) -> dict[str, NDArray[Any]]:
     cols: dict[str, NDArray[Any]] = dict(plan.grid.coords(res.lo, res.hi))
     cols.update({k: np.full(n, v) for k, v in plan.grid.fixed.items()})
     cols.update(res.values)
-    cols["valid"] = res.valid
+    cols["valid"] = res.valid_mask()
     return cols
 
 
@@ -68,8 +68,10 @@ class MemoryWriter(Writer):
 
     The reasons of the element-wise quantities are kept as codes (2 bytes a point), or not at
     all for chunks evaluated without them (``ChunkResult.deferred``), and turned into the
-    ``reason`` strings when they are read: the Dataset's ``reason`` is a lazily loaded variable
-    (as a file's variables are in ``xarray.open_dataset``), the dict's an array built at once.
+    ``reason`` strings when they are read; so is the ``valid`` column of the chunks that leave it
+    to be read (``ChunkResult.valid`` None: the separable kernels').  The Dataset's variables
+    for them are loaded lazily (as a file's variables are in ``xarray.open_dataset``); the
+    dict's arrays are built at once.
     """
 
     def __init__(self, plan: Plan) -> None:
@@ -78,7 +80,8 @@ class MemoryWriter(Writer):
         q = plan.quantity
         self.values: dict[str, NDArray[Any]] = {k: np.empty(n) for k in q.outputs}
         self.values.update({k: np.zeros(n, dtype=bool) for k in q.bool_outputs})
-        self.valid = np.empty(n, dtype=bool)
+        self._valid = np.empty(n, dtype=bool)   # (untouched memory until written)
+        self._finite: list[tuple[int, int]] = []           # chunks whose valid is isfinite of the main output
         self.strings: NDArray[np.object_] | None = None     # point-wise quantities: the reasons as given
         self.codes: NDArray[np.int16] | None = None         # element-wise: codes of the chunks that carry them
         self.deferred: list[tuple[int, int]] = []           # element-wise chunks without their codes
@@ -86,10 +89,20 @@ class MemoryWriter(Writer):
             self.strings = np.empty(n, dtype=object)
             self.strings.fill("")
 
+    @property
+    def valid(self) -> NDArray[np.bool_]:
+        """The ``valid`` column (computed where the chunks left it to be read)."""
+        if self._finite:
+            main = self.values[self.plan.quantity.outputs[0]]
+            for lo, hi in self._finite:
+                np.isfinite(main[lo:hi], out=self._valid[lo:hi])
+            self._finite = []
+        return self._valid
+
     def buffers(self, lo: int, hi: int) -> dict[str, NDArray[Any]]:
         """The result's own slices for points lo..hi-1, for the engine to write into."""
         out = {k: self.values[k][lo:hi] for k in self.plan.quantity.outputs}
-        out["valid"] = self.valid[lo:hi]
+        out["valid"] = self._valid[lo:hi]
         return out
 
     def write(self, res: ChunkResult) -> None:
@@ -98,8 +111,10 @@ class MemoryWriter(Writer):
             dest = self.values[k][lo:hi]
             if not np.shares_memory(v, dest):   # already in place when the engine used buffers()
                 dest[...] = v
-        if not np.shares_memory(res.valid, self.valid[lo:hi]):
-            self.valid[lo:hi] = res.valid
+        if res.valid is None:
+            self._finite.append((lo, hi))
+        elif not np.shares_memory(res.valid, self._valid[lo:hi]):
+            self._valid[lo:hi] = res.valid
         if res.reasons is not None:
             assert self.strings is not None
             self.strings[lo:hi] = res.reasons
@@ -116,6 +131,8 @@ class MemoryWriter(Writer):
             return self.strings
         out = np.empty(self.plan.grid.size, dtype=object)
         out.fill("")
+        if self.valid.all():
+            return out
         table = np.asarray(self.plan.quantity.reason_table(), dtype=object)
         if self.codes is not None:
             put_reasons(out, self.codes, table)
@@ -124,9 +141,9 @@ class MemoryWriter(Writer):
             step = hi - lo if self.plan.path == "outer" else BLOCK
             for b0 in range(lo, hi, step):
                 b1 = min(hi, b0 + step)
-                codes = reason_codes(self.plan, b0, b1, self.values, self.valid[b0:b1])
-                if codes is not None:
-                    put_reasons(out[b0:b1], codes, table)
+                got = reason_codes(self.plan, b0, b1, self.valid[b0:b1])
+                if got is not None:
+                    put_reasons_at(out[b0:b1], got[0], got[1], table)
         return out
 
     def result(self) -> Any:
@@ -151,61 +168,126 @@ class MemoryWriter(Writer):
             attrs["dpbounds_version"] = version
         except ImportError:  # pragma: no cover - only during a partial import of the package
             pass
-        variables = {k: _variable(xr, dims, v.reshape(shape)) for k, v in {**self.values, "valid": self.valid}.items()}
-        variables["reason"] = _lazy_variable(xr, dims, shape, self.reasons)
+        variables = {k: _variable(xr, dims, v.reshape(shape)) for k, v in self.values.items()}
+        if self._finite:
+            variables["valid"] = _lazy_variable(xr, dims, shape, np.dtype(bool), lambda: self.valid)
+        else:
+            variables["valid"] = _variable(xr, dims, self._valid.reshape(shape))
+        variables["reason"] = _lazy_variable(xr, dims, shape, np.dtype(object), self.reasons)
+        return dataset(xr, variables, coords, attrs)
+
+
+def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: dict[str, Any]) -> Any:
+    """``xr.Dataset(variables, coords=coords, attrs=attrs)``, built directly.
+
+    ``variables``: data variables (``xarray.Variable``) on the grid's dimensions; ``coords``: a
+    1-D array per dimension (its index coordinate), ``(dim, array)`` for the coordinates of a
+    point list, a number for a scalar coordinate.  The constructor merges and aligns its
+    arguments, which for a sweep's result (already aligned by construction) is most of the cost
+    of returning a small grid (~0.3 ms; the separable kernels take ~1 ns a point).  Here each
+    index is built as the constructor builds it (``PandasIndex.from_variables``) and the Dataset
+    from the parts; the result is identical (tests/test_sweep.py).  Should xarray's internals
+    differ, the constructor is used.
+    """
+    try:
+        from xarray.core.indexes import PandasIndex
+
+        out: dict[str, Any] = dict(variables)   # the constructor's order: data variables, then coordinates
+        indexes: dict[str, Any] = {}
+        sizes: dict[str, int] = {}
+        for v in variables.values():
+            sizes.update(v.sizes)
+        for name, c in coords.items():
+            if isinstance(c, tuple):
+                out[name] = xr.Variable(c[0], c[1])
+            elif np.ndim(c) == 0:
+                out[name] = xr.Variable((), c)
+            else:
+                # what PandasIndex.from_variables makes of the dimension's own coordinate
+                index = PandasIndex(c, name, coord_dtype=c.dtype)
+                out.update(index.create_variables())
+                indexes[name] = index
+            sizes.update(out[name].sizes)
+        return xr.Dataset._construct_direct(out, set(coords), sizes, attrs, indexes)
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray whose internals differ
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
 
-class _LazyReasons:
-    """The reason column, built on first read (an xarray backend array, like a file's variables)."""
+class _Lazy:
+    """A column built on first read (an xarray backend array, like a file's variables)."""
 
-    def __init__(self, shape: tuple[int, ...], make: Callable[[], NDArray[np.object_]]) -> None:
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype[Any], make: Callable[[], NDArray[Any]]) -> None:
         self.shape = shape
-        self.dtype = np.dtype(object)
-        self._make: Callable[[], NDArray[np.object_]] | None = make
-        self._data: NDArray[np.object_] | None = None
+        self.dtype = dtype
+        self._make: Callable[[], NDArray[Any]] | None = make
+        self._data: NDArray[Any] | None = None
 
-    def data(self) -> NDArray[np.object_]:
+    def data(self) -> NDArray[Any]:
         if self._data is None:
             assert self._make is not None
             self._data, self._make = self._make().reshape(self.shape), None
         return self._data
 
 
-def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...],
-                   make: Callable[[], NDArray[np.object_]]) -> Any:
-    """An xarray Variable whose values are ``make()``, called on first read.
+class _LazyColumnMethods:
+    """The methods of the backend array class over a :class:`_Lazy` column (see :func:`_backend_class`)."""
+
+    indexing: Any = None   # xarray.core.indexing, set on the class made by _backend_class
+
+    def __init__(self, lazy: _Lazy) -> None:
+        self.lazy = lazy
+        self.shape = lazy.shape
+        self.dtype = lazy.dtype
+
+    def __getitem__(self, key: Any) -> Any:
+        ix = self.indexing
+        return ix.explicit_indexing_adapter(key, self.shape, ix.IndexingSupport.BASIC, self._read)
+
+    def _read(self, key: Any) -> Any:
+        return self.lazy.data()[key]
+
+
+_BACKEND: list[Any] = []   # the backend array class, made once (making a class costs ~0.1 ms)
+
+
+def _backend_class() -> Any:
+    """``_LazyColumnMethods`` on xarray's ``BackendArray``, made on first use (importing xarray).
+
+    Made by ``type()`` rather than a class statement in this function: mypy would list such a
+    class among the module's exports, and stubtest then find it missing at runtime.
+    """
+    if not _BACKEND:
+        from xarray.backends import BackendArray
+        from xarray.core import indexing
+
+        _BACKEND.append(type("LazyColumn", (_LazyColumnMethods, BackendArray), {"indexing": indexing}))
+    return _BACKEND[0]
+
+
+def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...], dtype: np.dtype[Any],
+                   make: Callable[[], NDArray[Any]]) -> Any:
+    """An xarray Variable whose values are ``make()`` (of ``dtype``), called on first read.
 
     Built from xarray's backend interface (``BackendArray``, ``LazilyIndexedArray``: what
     ``open_dataset`` builds a file's variables from); an xarray without it gets the values at once.
     """
-    lazy = _LazyReasons(shape, make)
+    lazy = _Lazy(shape, dtype, make)
     try:
-        from xarray.backends import BackendArray
         from xarray.core import indexing
 
-        class Backend(BackendArray):  # type: ignore[misc, unused-ignore]
-            shape = lazy.shape
-            dtype = lazy.dtype
-
-            def __getitem__(self, key: Any) -> Any:
-                return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC,
-                                                          lambda k: lazy.data()[k])
-
-        return xr.Variable(dims, indexing.LazilyIndexedArray(Backend()))
+        return xr.Variable(dims, indexing.LazilyIndexedArray(_backend_class()(lazy)))
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray without the interface
         return _variable(xr, dims, lazy.data())
 
 
 def _variable(xr: Any, dims: tuple[str, ...], data: NDArray[Any]) -> Any:
-    """An xarray Variable of ``data`` as it is.
+    """An xarray Variable of ``data`` (a numpy array) as it is.
 
     xarray passes object arrays through pandas to look for dates, which for the reason column
     of 10^7 points costs ~2 s (more than the sweep); ``fastpath`` skips that (the strings are
-    plain ``str``).  Falls back to the ordinary constructor should the keyword disappear.
+    plain ``str``) and, for every array, the checks of an argument that is already a plain numpy
+    array.  Falls back to the ordinary constructor should the keyword disappear.
     """
-    if data.dtype != object:
-        return xr.Variable(dims, data)
     try:
         return xr.Variable(dims, data, fastpath=True)
     except TypeError:  # pragma: no cover - an xarray without the keyword
@@ -342,7 +424,7 @@ class ParquetCodec:
 
 
 class FileWriter(Writer):
-    """Long-format Parquet or CSV written through a :class:`~dpbounds.sweep._store.FileStore`."""
+    """Long-format Parquet or CSV written through a :class:`~dpbounds.sweeps._store.FileStore`."""
 
     def __init__(self, plan: Plan, out: Path, codec: Any, ident: dict[str, Any], resume: bool,
                  overwrite: bool) -> None:

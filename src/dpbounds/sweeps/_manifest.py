@@ -3,7 +3,7 @@
 ``<out>.sweep.json`` records the sweep's identity (dpbounds version, quantity, options, axes
 with a hash of their values, zip, chunk layout, columns, file format), how many chunks are
 finished, and the size and SHA-256 checksum of every file it vouches for: the part files of an
-unfinished sweep (see :mod:`dpbounds.sweep._store`) and, once the sweep is complete, ``out``
+unfinished sweep (see :mod:`dpbounds.sweeps._store`) and, once the sweep is complete, ``out``
 itself.  A resume trusts only what the manifest lists and what still matches its checksum.
 The manifest is rewritten atomically (a temporary file, flushed to disk, renamed over it), so
 it is never half written.
@@ -209,7 +209,7 @@ class Manifest:
 
     def save(self, path: Path) -> None:
         """Write atomically: a temporary file, flushed to disk, renamed over ``path``."""
-        from dpbounds.sweep import _store
+        from dpbounds.sweeps import _store
 
         tmp = path.with_name(path.name + ".tmp")
         data = json.dumps(self.to_json(), indent=1).encode()

@@ -5,23 +5,28 @@ forms through the compiled ufuncs on whole chunks, the exact accountants point b
 over a Cartesian grid or a point list, on this process, local processes or dask.
 :func:`parse_axis` turns an axis spec into its values; ``QUANTITIES`` is the registry.  See
 docs/sweep.md.  The machinery is imported on the first call, so ``import dpbounds`` stays fast.
+
+Reading order, bottom up: ``_axes`` (one axis, parsed), ``_grid`` (the points and their
+chunks), ``_rdp`` and ``_quantities`` (what can be computed), ``_evaluate`` (one chunk),
+``_interrupt`` and ``_engines`` (where chunks run and how they stop), ``_manifest``, ``_store``
+and ``_writers`` (the files), ``_progress``, and ``_sweep``, the driver behind :func:`sweep`.
 """
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any
 
-from dpbounds.sweep._axes import INTEGER_AXES, parse_axis
+from dpbounds.sweeps._axes import INTEGER_AXES, parse_axis
 
 if TYPE_CHECKING:   # at run time QUANTITIES is loaded on first access (__getattr__ below)
-    from dpbounds.sweep._quantities import QUANTITIES
+    from dpbounds.sweeps._quantities import QUANTITIES
 
 __all__ = ["sweep", "parse_axis", "QUANTITIES", "INTEGER_AXES"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "QUANTITIES":
-        from dpbounds.sweep._quantities import QUANTITIES
+        from dpbounds.sweeps._quantities import QUANTITIES
 
         return QUANTITIES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -77,7 +82,7 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
         default scheduler.
     **axes
         Each axis of the quantity: a number, a sequence or array, ``(start, stop, num,
-        "lin"|"log")`` or ``"start:stop:num:lin|log"`` (see :func:`dpbounds.sweep.parse_axis`);
+        "lin"|"log")`` or ``"start:stop:num:lin|log"`` (see :func:`dpbounds.sweeps.parse_axis`);
         optional axes take their default.  Options (``coefficient="simplified"``, ...) go here
         too.
 
@@ -120,8 +125,8 @@ def sweep(quantity: str, *, out: str | os.PathLike[str] | None = None, chunk_siz
     >>> float(ds["delta_bound"].sel(sigma=2.0, rounds=1e6)) == dpbounds.delta_bound(2.0, 1e6)
     True
     """
-    from dpbounds.sweep._sweep import run_sweep
+    from dpbounds.sweeps._sweep import run_sweep
 
     result, _ = run_sweep(quantity, out=out, chunk_size=chunk_size, progress=progress, engine=engine, zipped=zip,
-                          resume=resume, overwrite=overwrite, workers=workers, axes=axes)
+                          resume=resume, overwrite=overwrite, workers=workers, axes=axes, count_invalid=False)
     return result

@@ -10,7 +10,7 @@ A sweep to ``out`` (``.csv`` or ``.parquet``) keeps, next to it:
   that the directory is readable as it stands (``pyarrow.parquet.read_table(".../x.parquet.partial")``).
   A part is written to a temporary name, flushed to disk and renamed, and only then listed, with
   its checksum, in the manifest.
-* ``<out>.sweep.json``, the manifest (:mod:`dpbounds.sweep._manifest`).
+* ``<out>.sweep.json``, the manifest (:mod:`dpbounds.sweeps._manifest`).
 
 ``out`` itself receives only a finished sweep.  When the last chunk is in, the parts are merged
 into a temporary file in ``<out>.partial/``, which is renamed over ``out``; until then any file
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from dpbounds._errors import DPBoundsError, warn
-from dpbounds.sweep._manifest import (
+from dpbounds.sweeps._manifest import (
     FileSum,
     Manifest,
     ManifestError,
@@ -180,7 +180,7 @@ def _unlock(fd: int) -> None:
 
 
 class Codec(Protocol):
-    """How chunks become part files, and part files the output (:mod:`dpbounds.sweep._writers`)."""
+    """How chunks become part files, and part files the output (:mod:`dpbounds.sweeps._writers`)."""
 
     suffix: str
 

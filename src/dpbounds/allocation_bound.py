@@ -139,6 +139,7 @@ def delta_bound(sigma: Any, rounds: Any, coefficient: str = "exact", *, on_inval
     0.01
     """
     check_choice("coefficient", coefficient, _COEFFICIENT_CHOICES)
+    check_choice("on_invalid", on_invalid, _ON_INVALID)
     checked = getattr(_ufuncs, f"_delta_bound_checked_{coefficient}")
     if _python_number(sigma) and _python_number(rounds):
         value, st = checked(float(sigma), float(rounds))
@@ -149,9 +150,7 @@ def delta_bound(sigma: Any, rounds: Any, coefficient: str = "exact", *, on_inval
             check_args(_SIGMA_ROUNDS, sigma=sigma, rounds=rounds)
         if on_invalid == "nan":
             return math.nan
-        check_choice("on_invalid", on_invalid, _ON_INVALID)
         raise DPBoundsError("Theorem 3.1 does not apply: " + "; ".join(status_reasons(st)))
-    check_choice("on_invalid", on_invalid, _ON_INVALID)
     # as_float_array refuses what is not real numbers (complex, None, strings) naming the parameter
     sa, ra = as_float_array("sigma", sigma), as_float_array("rounds", rounds)
     try:
