@@ -129,9 +129,17 @@ double dpb_gdp_log_delta(double eps, double mu)
     v = u - mu;
     if (u > 1.0) {
         double lv = dpb_log_ndtr(v) + eps;
-        double pu = dpb_ndtr(u);
+        double pu = dpb_ndtr(u), ev, d;
         if (lv < -745.0) return log(pu);
-        return log(pu - exp(lv));
+        ev = exp(lv);
+        if (!(eps < 0.0 && ev > 0.5 * pu)) return log(pu - ev);
+        /* eps < 0 with e^eps Phi(v) above Phi(u)/2: Phi(u) - e^eps Phi(v) cancels (both round to 1
+           at eps = -2.2e-308, mu = 5e-324, where it gave log 0 and the divide-by-zero flag).  The
+           same delta as two terms >= 0: -expm1(eps) Phi(v) + (Phi(-v) - Phi(-u)); the second is the
+           conditioned difference of the general form (<= mu n(u): negligible for mu <= 0.01, where
+           only z = eps/mu < -30 reaches this branch). */
+        d = -expm1(eps) * dpb_ndtr(v) + (dpb_ndtr(-v) - dpb_ndtr(-u));
+        return d > 0.0 ? log(d) : -DPB_INF;
     }
     ru = dpb_normal_mills(u);
     rv = dpb_normal_mills(v);

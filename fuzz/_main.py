@@ -17,7 +17,34 @@ from typing import Callable
 
 import atheris
 
-__all__ = ["instrument_dpbounds", "fuzz"]
+__all__ = ["deterministic_counters", "instrument_dpbounds", "fuzz"]
+
+
+def deterministic_counters() -> None:
+    """Number atheris' coverage counters the same way in every process.
+
+    atheris numbers the basic blocks of a function in the iteration order of a set of its
+    bytecode instructions, which it hashes by ``id()``: the numbering then follows memory
+    addresses, and differs from process to process.  libFuzzer breaks ties between features by
+    their numbers (the entropic schedule's rare features), so two runs of the same inputs and
+    seed could mutate differently.  Hashing an instruction by the order in which it is first
+    hashed (the order atheris inserts it) makes the set's order, and the numbering, the same in
+    every process.
+    """
+    import itertools
+
+    from atheris import instrument_bytecode
+
+    cls = getattr(instrument_bytecode, "Instruction", None)
+    if cls is None or getattr(cls, "_dpbounds_deterministic", False):
+        return
+    serial = itertools.count()
+
+    def __hash__(self: object) -> int:  # noqa: N807
+        return self.__dict__.setdefault("_dpbounds_serial", next(serial))  # type: ignore[no-any-return]
+
+    cls.__hash__ = __hash__
+    cls._dpbounds_deterministic = True
 
 
 def instrument_dpbounds() -> None:
@@ -26,6 +53,7 @@ def instrument_dpbounds() -> None:
     early = sorted(m for m in sys.modules if m == "dpbounds" or m.startswith("dpbounds."))
     if early:
         raise RuntimeError(f"imported before instrument_dpbounds(), so not coverage-instrumented: {early}")
+    deterministic_counters()
     with atheris.instrument_imports(include=["dpbounds"]):
         import dpbounds
 
@@ -45,6 +73,7 @@ def fuzz(test_one_input: Callable[[bytes], None]) -> None:
     """
     import os
     import re
+    import shlex
 
     if os.environ.get("DPBOUNDS_FUZZ_KEEP_GOING") == "1":
         seen: set[str] = set()
@@ -59,5 +88,8 @@ def fuzz(test_one_input: Callable[[bytes], None]) -> None:
                     seen.add(key)
                     print(f"FINDING {data.hex()} {exc}", flush=True)
 
-    atheris.Setup(sys.argv, test_one_input)
+    # libFuzzer's -merge (and -fork) re-run the command line through the shell, starting with
+    # argv[0]: make that the interpreter and this script, not the script alone (not executable)
+    argv = [shlex.join([sys.executable, os.path.abspath(sys.argv[0])]), *sys.argv[1:]]
+    atheris.Setup(argv, test_one_input)
     atheris.Fuzz()

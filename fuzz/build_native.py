@@ -2,7 +2,7 @@
 
     python fuzz/build_native.py                       # -> build/fuzz-native (ASan + UBSan too)
     python fuzz/build_native.py --out DIR --no-sanitizers
-    python fuzz/run.py --native-coverage --seconds 60 # fuzz against it (fuzz/run.py)
+    python fuzz/run.py --native-coverage              # the gate against it (fuzz/run.py)
 
 The normal build gives atheris coverage feedback from the Python layer only: the C core
 (``csrc/``) and the two Cython extensions are compiled without coverage instrumentation, so the
@@ -11,7 +11,10 @@ the checkout (``setup.py``, ``pyproject.toml``, ``README.md``, ``csrc/``, ``src/
 and its in-place build are not touched) with clang and ``-fsanitize=fuzzer-no-link`` (by default
 also ``address,undefined``, so that the fuzzer stops at the first memory error or undefined
 behaviour in the compiled code), keeping the shipped optimisation (-O3) and debug info (for
-libFuzzer's ``-print_coverage`` report).
+libFuzzer's ``-print_coverage`` report).  Stack-depth and comparison tracing are left out: they
+vary with the process's randomised placement in memory; and the compiled loops' Ctrl-C watch
+sizes its blocks by element count, not by the clock.  fuzz/run.py's gate must repeat itself
+(:data:`COVERAGE_EXTRA`).
 
 The instrumented modules call libFuzzer's coverage hooks (``__sanitizer_cov_*``) from the moment
 they are loaded, before atheris loads its own libFuzzer, so those symbols must already be in the
@@ -48,11 +51,24 @@ _METADATA = ("pyproject.toml", "README.md")
 _SKIPPED_SUFFIXES = (".so", ".pyd", ".pyc", ".o", ".a")
 _SKIPPED_IN_SRC = (".c", ".html")
 SANITIZERS = "address,undefined"
+# Two kinds of coverage that -fsanitize=fuzzer-no-link turns on are left out, because they depend
+# on where the process sits in memory (address-space randomisation), so that the same input would
+# make the fuzzer act differently from run to run and fuzz/run.py's gate would not repeat itself:
+# - stack-depth: its feature is the deepest stack offset an input reaches, which moves with the
+#   stack's randomised alignment;
+# - trace-cmp: the operands of integer comparisons go into libFuzzer's table of recent
+#   comparisons, which its mutations copy into inputs, and the compiled Cython code compares
+#   pointers (type checks, Py_None): addresses.  (Comparisons of doubles, the kernels' branches,
+#   are not traced anyway; the Python layer's comparisons still are, by atheris.)
+# And the compiled loops' Ctrl-C watch (src/dpbounds/_interrupt.pxd) sizes its blocks by the
+# clock, so the hit counts of those loops' edges varied with the speed and the load:
+# DPB_WATCH_BY_COUNT sizes them by the element count instead (the values are the same).
+COVERAGE_EXTRA = "-fno-sanitize-coverage=stack-depth,trace-cmp -DDPB_WATCH_BY_COUNT"
 # The preload's runtime must not run its own pre-init (atheris' merge script drops these objects
 # too): the interpreter is not instrumented and the runtime initialises when it is loaded.
 _PREINIT = {"asan": "asan_preinit.cpp.o asan_preinit.cc.o"}
 
-__all__ = ["DEFAULT_OUT", "source_digest", "build", "main"]
+__all__ = ["COVERAGE_EXTRA", "DEFAULT_OUT", "source_digest", "build", "main"]
 
 
 def _source_files(root: Path) -> list[Path]:
@@ -151,7 +167,7 @@ def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2)
         dest = copy / f.relative_to(ROOT)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, dest)
-    flags = "-fsanitize=fuzzer-no-link"
+    flags = f"-fsanitize=fuzzer-no-link {COVERAGE_EXTRA}"
     link = ""
     if sanitize:
         # -fno-sanitize-recover: the first report ends the process, so libFuzzer saves the input
@@ -188,7 +204,7 @@ def build(out: Path, clang: str = "clang", sanitize: bool = True, jobs: int = 2)
     manifest: dict[str, str] = {
         "source_root": str(ROOT), "source_digest": digest, "pythonpath": str(copy / "src"),
         "preload": str(preload), "sanitizers": SANITIZERS if sanitize else "", "clang": version,
-        "python": sys.executable, "c_files": str(len(sources)),
+        "python": sys.executable, "c_files": str(len(sources)), "coverage_extra": COVERAGE_EXTRA,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"instrumented build in {out} ({time.monotonic() - t0:.0f} s; {clang}: {version}): "

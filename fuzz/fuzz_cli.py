@@ -13,7 +13,7 @@ text.  stdout and stderr are captured.  The contract (the CLI module docstring a
 * every call takes < 1 s CPU.
 
 Sizes are capped so one call is milliseconds: counts (``--dataset-size``, ``--rounds``, ``--steps``
-...) are drawn small, ``--points`` <= 50; ``--out`` always points into a temporary directory.
+...) are drawn small, ``--points`` <= 50; ``--out`` always names a file in a temporary directory.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -36,7 +37,10 @@ from _inputs import HARD_DOUBLES, Draw  # noqa: E402
 from dpbounds import cli  # noqa: E402
 
 EXIT_CODES = {0, 1, 2, 3}
-_TMP = tempfile.mkdtemp(prefix="dpbounds-fuzz-cli-")
+# --out files go to a fresh temporary directory, the harness's working directory, under relative
+# names: an argv is then the same text on every run and machine (a random directory name in it
+# would reach the fuzzer's comparison tables and make its mutations differ from run to run)
+os.chdir(tempfile.mkdtemp(prefix="dpbounds-fuzz-cli-"))
 # options whose value is a count: drawn small, so that one call stays within milliseconds
 _SMALL = {"--dataset-size": 2000, "--batch-size": 500, "--rounds": 1000, "--steps": 3000, "--epochs": 3,
           "--points": 50}
@@ -59,7 +63,7 @@ def _value(d: Draw, action: argparse.Action) -> str:
     if action.choices and k < 6:
         return str(d.pick(list(action.choices)))
     if opt == "--out":
-        return str(Path(_TMP) / d.pick(("out.json", "out.csv", "out.txt", "no/such/dir/x.csv")))
+        return str(d.pick(("out.json", "out.csv", "out.txt", "no/such/dir/x.csv")))
     if opt in _SMALL and k < 7:
         return str(d.int(-2, _SMALL[opt]))
     if k < 7:

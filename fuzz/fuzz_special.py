@@ -95,7 +95,8 @@ RANGES: tuple[tuple[str, Any], ...] = (
     ("gaussian_max_gap", _unit),
     ("tradeoff_clt_slope", lambda v, a: v <= 0),
     ("tradeoff_clt", _tradeoff),
-    ("tradeoff_edgeworth", _tradeoff),
+    # an approximation, not a trade-off function: its docstring says it can exceed 1 - a near a = 1
+    ("tradeoff_edgeworth", _unit),
     ("tradeoff_lower_bound", _tradeoff),
     ("gdp_delta", _unit),
     ("gdp_log_delta", lambda v, a: v <= 0),
@@ -127,9 +128,10 @@ WRAPPER_RULES: dict[str, dict[str, Constraint]] = {
 
 
 def _edgeworth_regime(args: list[Any]) -> Any:
-    """c_M = gamma1/(6 sqrt M) <= 2.2: the regime of tradeoff_edgeworth's accuracy claim.  Beyond it
-    the docstring says the value "is not a meaningful approximation even where it is defined"
-    (it can exceed 1 - a: 0.0107 at a = 1 - 1.9e-6, sigma = 0.217, M = 7808)."""
+    """c_M = gamma1/(6 sqrt M) <= 2.2, where tradeoff_edgeworth's range [0, 1] is checked.  Beyond it
+    the docstring says the value "is not a meaningful approximation even where it is defined".
+    Inside it the value can still exceed 1 - a near a = 1 (the docstring: "not a trade-off
+    function"; 7.6e-8 at a = 1 - 2.5e-8, sigma = 0.531, M = 1144, c_M = 1.05), so 1 - a is no bound."""
     with np.errstate(all="ignore"):
         w = np.exp(1.0 / args[1] ** 2)
         return (w + 2.0) * np.sqrt(w - 1.0) / (6.0 * np.sqrt(args[2])) <= 2.2
@@ -172,6 +174,18 @@ def _real_numeric(x: Any) -> bool:
         return all(isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool)
                    for e in arr.ravel().tolist())
     return False
+
+
+def _has_bool(x: Any) -> bool:
+    """The validated API refuses it as a bool: a bool dtype, or an object array holding a bool (the
+    raw ufuncs read bools as 0 and 1, as numpy does)."""
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        return False
+    if arr.dtype.kind == "b":
+        return True
+    return arr.dtype.kind == "O" and any(isinstance(e, (bool, np.bool_)) for e in arr.ravel().tolist())
 
 
 def _as64(x: Any) -> np.ndarray:
@@ -316,12 +330,15 @@ def _check_wrapper(spec: UfuncSpec, inputs: list[Any], outs: list[Any] | None, *
         from dpbounds.tradeoff import CLT_SIGMA_MIN
         if np.any(arrays[1] < CLT_SIGMA_MIN):
             bad = True
+    if ok_inputs and any(_has_bool(x) for x in inputs):
+        bad = True   # documented rule of the validated API: a bool is not read as 0 or 1
     ok, res = attempt(w, names=names, allow=("shapes do not broadcast",), **kwargs)
     call = f"{describe(w, (), kwargs)} [raw: {spec.name}]"
     if not ok_inputs:
         if ok:
             # a real, numeric input that does not broadcast, or a non-numeric one, was accepted
-            check(all(_real_numeric(x) for x in inputs) and _broadcasts([_as64(x) for x in inputs]),
+            check(all(_real_numeric(x) and not _has_bool(x) for x in inputs)
+                  and _broadcasts([_as64(x) for x in inputs]),
                   f"accepted a non-numeric or non-broadcastable input: {[type(x).__name__ for x in inputs]}", call)
         return
     if bad:

@@ -575,3 +575,73 @@ def test_poisson_gaussian_at_the_largest_sigma_raises_no_warning():
         warnings.simplefilter("error")
         out = rdp.poisson_gaussian(np.array([1.5]), 1.7976931348623157e308, 0.999999999999999, "exact")
     assert np.all(np.isfinite(out)) and np.all(out >= 0)
+
+
+# gdp_delta at a slightly negative eps with a tiny mu (z = eps/mu < -30, outside the small-mu form):
+# Phi(u) - e^eps Phi(v) cancelled, to 0 at eps = -2.2e-308, mu = 5e-324 (log 0 raised the
+# divide-by-zero flag; the truth is ~ -expm1(eps)) and 100 % off at eps = -4.3e-147, mu = 1e-323.
+# That branch now adds -expm1(eps) Phi(v) and Phi(-v) - Phi(-u), both >= 0.  References: mpmath.
+@pytest.mark.parametrize("eps, mu", [(-2.2250738585072014e-308, 5e-324), (-4.280259055276949e-147, 1e-323),
+                                     (-1e-15, 1e-300), (-1e-5, 1e-10), (-0.31, 0.01), (-0.45, 1e-3),
+                                     (-0.05, 0.3), (-0.6, 0.5), (-2.0, 3.0)])
+def test_gdp_delta_slightly_negative_eps_vs_mpmath(eps, mu):
+    import mpmath as mp
+
+    with mp.workdps(60 + int(-math.log10(abs(eps)))):
+        e, m = mp.mpf(eps), mp.mpf(mu)
+        ref = mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+        log_ref = mp.log(ref)
+    with np.errstate(all="raise", under="ignore"):
+        got = dpbounds.gdp_delta(eps, mu)
+        log_got = dpbounds.ufuncs.gdp_log_delta(eps, mu)
+    # the documented accuracy: relative <= 1e-13 for mu <= 0.01 (z < -30 here), and
+    # 1e-13 max(1, |u|/mu) above; below delta = 1e-300 the last exp loses a few more digits
+    u = 0.5 * mu - eps / mu
+    scale = 1.0 if mu <= 0.01 else max(1.0, abs(u) / mu)
+    tol = 1e-13 * scale if ref >= mp.mpf("1e-300") else 1e-6
+    assert abs(mp.mpf(got) - ref) <= tol * ref, (got, ref)
+    assert abs(mp.mpf(log_got) - log_ref) <= 1e-15 * abs(log_ref) * scale + 1e-15, (log_got, log_ref)
+
+
+# RDPAccountant with explicit orders above 1e6 and a without-replacement mechanism: the query raised
+# the mechanism's "alpha must be <= 1e+06" (naming no parameter of the accountant or the query),
+# even with a usable order next to it.  Those orders are unusable for that mechanism now (NaN,
+# skipped and counted as for the Poisson-subsampled Gaussian's); none usable names the orders.
+@pytest.mark.parametrize("bound", ["improved", "theorem9"])
+def test_rdp_accountant_skips_orders_above_the_wor_tables(bound):
+    mech = rdp.SubsampledGaussianWOR(1.0, 0.5, bound)
+    acc = rdp.RDPAccountant([5.0, 2e6], "classic").compose(mech, 10)
+    alone = rdp.RDPAccountant([5.0], "classic").compose(mech, 10)
+    assert acc.get_epsilon(1e-5) == alone.get_epsilon(1e-5)
+    assert "1 unusable (NaN) order evaluations skipped" in acc.get_epsilon_bracket(1e-5).method
+    assert acc.get_delta(20.0) == alone.get_delta(20.0)
+    assert np.isnan(acc.rdp(2e6)) and acc.rdp(5.0) == alone.rdp(5.0)
+    for orders in ([1.7976931348623157e308], [2e6], [1e6 + 0.5]):
+        big = rdp.RDPAccountant(orders, "classic").compose(mech, 10)
+        with pytest.raises(dpbounds.DPBoundsError, match=r"^orders must include a usable one: .* delta = 1e-05"):
+            big.get_epsilon(1e-5)
+    # the mechanism itself still refuses such an order, naming alpha
+    with pytest.raises(dpbounds.DPBoundsError, match=r"^alpha must be <= 1e\+06"):
+        mech.rdp(np.array([2e6]))
+    # a Gaussian next to it keeps its own orders: the sum is NaN wherever one term is
+    mixed = rdp.RDPAccountant([5.0, 2e6], "classic").compose(mech, 10).compose(rdp.Gaussian(3.0), 2)
+    assert np.isnan(mixed.rdp(2e6)) and mixed.get_epsilon(1e-5) > alone.get_epsilon(1e-5)
+
+
+# rdp.delta (and RDPAccountant.get_delta) at the order 1.8e308 with rdp = 9e307 and eps one ulp
+# above it: (alpha - 1)(rdp - eps) overflows to -inf and so does its error bound, and -inf + inf
+# gave NaN, read as log delta = +inf: delta = 1, where the exact delta is far below the smallest
+# subnormal (so get_epsilon's answer looked uncertified).  The overflowed product answers
+# log delta = -DBL_MAX now, delta rounding up to 5e-324, as the comment there always intended.
+def test_rdp_delta_where_the_order_product_overflows():
+    big = 1.7976931348623157e308
+    r = big / 2
+    assert rdp.delta([r], [big], np.nextafter(r, np.inf), "classic") == 5e-324
+    for conv in ("classic", "improved"):
+        eps = rdp.epsilon([r], [big], 1e-15, conv)
+        assert rdp.delta([r], [big], eps, conv) <= 1e-15
+        acc = rdp.RDPAccountant([big], conv).compose(rdp.Gaussian(1.0), 1)
+        e = acc.get_epsilon(1e-15)
+        assert e == eps and acc.get_delta(e) <= 1e-15
+    # rdp far above eps still gives delta = 1 (the product overflows to +inf: log delta >= 0)
+    assert rdp.delta([r], [big], 1.0, "classic") == 1.0

@@ -14,11 +14,19 @@
 # when a loop looks for a signal, never what any element evaluates to.  It is thread-local so
 # that numpy's buffered iteration -- which calls the inner loop once per 8192-element buffer --
 # still looks every DPB_LOOK_PERIOD across the calls, and so that threads never share it.
+#
+# With DPB_WATCH_BY_COUNT defined (fuzz/build_native.py's coverage-instrumented build only) the
+# clock is never read: the block doubles after each block up to DPB_BLOCK_MAX and every block end
+# looks for a signal.  How many blocks a loop runs then depends on its element count alone, so
+# the coverage the fuzzer sees in these loops (hit counts per edge) is the same on every run and
+# the fuzz gate repeats itself; the values computed are the same either way.
 
 cdef extern from *:
     """
     #include <Python.h>
-    #if defined(_WIN32)
+    #if defined(DPB_WATCH_BY_COUNT)
+    /* no clock (below) */
+    #elif defined(_WIN32)
     #include <windows.h>
     #define DPB_THREAD_LOCAL __declspec(thread)
     static double dpb_monotonic(void) {
@@ -42,8 +50,6 @@ cdef extern from *:
     /* the block size adapts so that clock reads are 0.25-2 ms apart; at most 2^16 elements */
     #define DPB_BLOCK_MAX 65536
 
-    static DPB_THREAD_LOCAL double dpb_last_look = 0.0;
-
     typedef struct { Py_ssize_t block; double last; } dpb_watch;
 
     /* no clock read here: a call that fits in the first block (scalars) never reads it */
@@ -56,6 +62,18 @@ cdef extern from *:
     static Py_ssize_t dpb_watch_block_end(const dpb_watch *w, Py_ssize_t i, Py_ssize_t n) {
         return (n - i <= w->block) ? n : i + w->block;
     }
+
+    #if defined(DPB_WATCH_BY_COUNT)
+    /* After a block: 1 if the loop must stop because an exception is set, else 0 (no clock) */
+    static int dpb_watch_stop(dpb_watch *w) {
+        if (w->block < DPB_BLOCK_MAX) w->block *= 2;
+        PyGILState_STATE s = PyGILState_Ensure();
+        int stop = (PyErr_Occurred() != NULL) || (PyErr_CheckSignals() < 0);
+        PyGILState_Release(s);
+        return stop;
+    }
+    #else
+    static DPB_THREAD_LOCAL double dpb_last_look = 0.0;
 
     /* After a block: 1 if the loop must stop because an exception is set (KeyboardInterrupt,
        or any exception a signal handler raised), else 0. */
@@ -73,6 +91,7 @@ cdef extern from *:
         if (stop) dpb_last_look = 0.0;  /* the next chunk of this call looks at once, and stops */
         return stop;
     }
+    #endif
     """
     ctypedef struct dpb_watch:
         pass

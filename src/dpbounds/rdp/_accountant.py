@@ -84,7 +84,8 @@ class RDPAccountant(PrivacyAccountant):
     -----
     Unusable orders are skipped: an order at which the composed curve is NaN (a mechanism
     cannot evaluate it -- e.g. the Poisson-subsampled Gaussian at a fractional order whose
-    quadrature would need more than 1e6 nodes, cost ~ alpha / sigma^2) takes no part in the
+    quadrature would need more than 1e6 nodes, cost ~ alpha / sigma^2, or the without-replacement
+    bounds above order 1e6) takes no part in the
     minimum.  The result stays a valid bound (every order gives one; skipping orders can only
     loosen it), and it says so: ``get_epsilon_bracket``/``get_delta_bracket`` name the number of
     orders skipped in ``method``.  If no order is usable, :class:`~dpbounds.DPBoundsError` is
@@ -217,7 +218,14 @@ class RDPAccountant(PrivacyAccountant):
         for m, c in self._terms.values():
             if c == 0:
                 continue
-            v = c * np.asarray(m.rdp(a), dtype=np.float64)
+            # an order above what a mechanism evaluates (the integer-order tables stop at ALPHA_MAX)
+            # is unusable: NaN, skipped like the other unusable orders, not an error about alpha
+            over = np.isfinite(a) & (a > m._max_order())
+            if over.any():
+                r = np.where(over, np.nan, np.asarray(m.rdp(np.where(over, 2.0, a)), dtype=np.float64))
+            else:
+                r = np.asarray(m.rdp(a), dtype=np.float64)
+            v = c * r
             # 0 + x is x for every x but -0.0 (which stays -0.0 here, as 0 + -0.0 = 0.0 would
             # not): the same doubles as adding to zeros, one array fewer
             tot = v if tot is None else tot + v
@@ -254,7 +262,9 @@ class RDPAccountant(PrivacyAccountant):
                 f"orders must include a usable one: no usable order for {obj.target_name} = {obj.target!r}, "
                 f"the composed RDP curve is NaN at all {obj.skipped} orders tried "
                 "(e.g. fractional orders of the Poisson-subsampled Gaussian beyond its quadrature cap "
-                f"of {short_number(_QUAD_MAX_NODES)} nodes, cost ~ alpha / sigma^2); give integer orders (orders=...)")
+                f"of {short_number(_QUAD_MAX_NODES)} nodes, cost ~ alpha / sigma^2, or orders above "
+                f"{short_number(ALPHA_MAX)} for the without-replacement bounds); give integer orders up to "
+                f"{short_number(ALPHA_MAX)} (orders=...)")
         return v_, a_
 
     def _search(self, obj: "_Objective", scan_all: bool) -> tuple[float, float]:

@@ -115,6 +115,10 @@ class Mechanism:
     def rdp(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
 
+    def _max_order(self) -> float:
+        """The largest finite order ``rdp`` evaluates (above it, DPBoundsError naming alpha)."""
+        return math.inf
+
     def work(self, alpha: NDArray[np.float64]) -> float:
         """Estimated cost of ``rdp(alpha)`` in the units of WORK_MAX (closed forms: next to nothing)."""
         return 0.01 * float(np.size(alpha))
@@ -236,6 +240,9 @@ class _IntegerTable(Mechanism):
             # doubling amortises growth; not beyond _DENSE_MAX unless asked (the cost is O(n^2))
             n = min(max(need, 2 * self._table.shape[0], 66), max(need, _DENSE_MAX))
             self._table = self._compute(n)
+
+    def _max_order(self) -> float:
+        return ALPHA_MAX
 
     def _compute_at(self, orders: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """The curve at the given integer orders alone (None: only whole tables can be built)."""
