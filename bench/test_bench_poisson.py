@@ -116,6 +116,8 @@ def test_peer_dp_accounting_coarse(benchmark):
     assert lo <= eps  # pessimistic: above the certified lower end
 
 
+@pytest.mark.slow  # a peer cross-check (seconds)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="poisson-eps")
 def test_peer_prv_opacus(benchmark):
     pytest.importorskip("prv_accountant", reason="prv-accountant (peer) not installed")
@@ -149,6 +151,8 @@ def test_ratios(benchmark, timing):
     assert floor_ok, lines
 
 
+@pytest.mark.slow  # peer cross-checks at 12 settings (about 15 s)
+@pytest.mark.peers
 @pytest.mark.benchmark(group="poisson-table")
 def test_ratio_table(benchmark):
     """Interleaved per setting: ours (cold) and dp-accounting at 1e-3 best of 3 each, dp-accounting

@@ -39,10 +39,10 @@ def _cf_mpmath(sigma, t, size_biased):
     return complex(mp.quad(f, pts))
 
 
-# the two ends of the sigma axis in the fast suite, the middle two slow (mpmath quadrature: 0.2-0.5 s each)
+# the two ends of the sigma axis and three t in the fast suite, the rest slow (mpmath quadrature: 0.2-0.5 s each)
 @pytest.mark.parametrize("sigma", [0.7, pytest.param(1.0, marks=pytest.mark.slow),
                                    pytest.param(3.0, marks=pytest.mark.slow), 20.0])
-@pytest.mark.parametrize("t", [1e-5, 0.05, 0.7, 4.0])
+@pytest.mark.parametrize("t", [1e-5, pytest.param(0.05, marks=pytest.mark.slow), 0.7, 4.0])
 @pytest.mark.parametrize("sb", [False, True])
 def test_cf_vs_mpmath(sigma, t, sb):
     # r(t) = E[e^{it(Z-1)}] - 1 - it(EZ - 1) keeps RELATIVE accuracy at tiny t (docs/accountant.md);

@@ -73,7 +73,8 @@ def _m2_delta_mp(sigma, eps):
     return float(max(r, ad))
 
 
-@pytest.mark.parametrize("sigma", [0.3, 0.4, 0.5])
+# the ends of the sigma axis in the fast suite, the middle slow (two mpmath quadratures per case)
+@pytest.mark.parametrize("sigma", [0.3, pytest.param(0.4, marks=pytest.mark.slow), 0.5])
 @pytest.mark.parametrize("logc_rel", [-3.0, 0.0, 0.7, 4.0, 9.0])
 def test_m2_tradeoff_vs_mpmath(sigma, logc_rel):
     # thresholds S = 2 e^{logc_rel}: from the left tail to a ~ 1e-10 and beyond
@@ -86,7 +87,8 @@ def test_m2_tradeoff_vs_mpmath(sigma, logc_rel):
     assert abs(f - f_ref) <= err
 
 
-@pytest.mark.parametrize("sigma", [0.3, 0.4, 0.5])
+# the ends of the sigma axis in the fast suite, the middle slow (two mpmath quadratures per case)
+@pytest.mark.parametrize("sigma", [0.3, pytest.param(0.4, marks=pytest.mark.slow), 0.5])
 @pytest.mark.parametrize("eps", [0.0, 1.0, 4.0, 9.0, 16.0])
 def test_m2_delta_vs_mpmath(sigma, eps):
     ref = _m2_delta_mp(sigma, eps)

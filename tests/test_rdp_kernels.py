@@ -274,7 +274,10 @@ def test_poisson_integer_vs_mpmath(sigma, q, record_accuracy):
         assert e < 1e-13
 
 
-@pytest.mark.parametrize("sigma,q", [(0.5, 1e-9), (1.0, 1e-4), (1.0, 0.01), (5.0, 0.3), (30.0, 0.9)])
+# the two ends of the (sigma, q) range in the fast suite, the middle three slow (~1 s of mpmath each)
+@pytest.mark.parametrize("sigma,q", [(0.5, 1e-9), pytest.param(1.0, 1e-4, marks=pytest.mark.slow),
+                                     pytest.param(1.0, 0.01, marks=pytest.mark.slow),
+                                     pytest.param(5.0, 0.3, marks=pytest.mark.slow), (30.0, 0.9)])
 def test_poisson_fractional_exact_vs_quadrature(sigma, q, record_accuracy):
     # trapezoid in log space vs mpmath tanh-sinh on the same integrand: 1e-12.
     mp.mp.dps = 30
