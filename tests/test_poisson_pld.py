@@ -521,3 +521,25 @@ def test_default_tolerance_met_across_dp_sgd_settings():
             assert br.tolerance_met, ((q, sigma, steps, delta), tuple(br), br.note)
             # large epsilons are resolved to 0.01 (prv-accountant's eps_error at Opacus' setting)
             assert br.upper - br.lower <= max(2e-3 * br.upper, 0.01) * (1 + 1e-9), (q, sigma, steps, delta)
+
+
+# ------------------------------------------------------------------ calibrated means accountable
+@pytest.mark.slow
+def test_calibrated_sigma_is_accountable_at_every_epoch():
+    # at the sigma calibrate_noise returns for Poisson sampling, the Poisson accountant of the
+    # same run meets its default tolerance at every epoch boundary and in between (a
+    # PrecisionWarning would fail this test: warnings are errors in the suite)
+    import dpbounds
+    from dpbounds.accountant import PoissonAccountant
+    from dpbounds.sampling import poisson_steps
+
+    s = dpbounds.calibrate_noise(3.0, 1e-5, dataset_size=60000, batch_size=256, epochs=10, sampling="poisson")
+    q = 256 / 60000
+    steps, per_epoch = poisson_steps(10, q), poisson_steps(1, q)
+    acc = PoissonAccountant()
+    for step in range(1, steps + 1):
+        acc.step(noise_multiplier=s, sample_rate=q)
+        if step % per_epoch == 0 or step % 401 == 0 or step == steps:
+            b = acc.get_epsilon_bracket(1e-5)
+            assert b.tolerance_met, (step, b)
+    assert b.upper <= 3.0
