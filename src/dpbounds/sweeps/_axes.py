@@ -37,8 +37,7 @@ INTEGER_AXES = frozenset({"rounds", "epochs", "dataset_size", "batch_size", "ste
 
 #: Longest axis a generated spec may ask for (8e7 bytes of float64; parsing one takes a few such
 #: arrays at its peak): a larger ``num`` is almost certainly a typo, and would fail later with a
-#: MemoryError instead of a message.  (It was 1e8, whose integer axes peaked at 3.3 GB while
-#: parsing: the CI fuzz run's out-of-memory.)
+#: MemoryError instead of a message (integer axes of 1e8 points peak at 3.3 GB while parsing).
 MAX_AXIS_LENGTH = 10 ** 7
 
 _SCALES = ("lin", "log")

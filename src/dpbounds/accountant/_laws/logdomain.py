@@ -279,9 +279,9 @@ class LogDomainPair(SingleEpochLaw):
 
     def _est(self, v: Any, d: Any) -> Any:
         # + 6e-13 |v|: errors both grids share, which their difference cannot see (round-off of the
-        # cell sums with mixed-sign Newton-Cotes weights, the partial cell at a kink); found as a
-        # 1.8e-15 (3.8e-13 relative) non-overlap with the tilted law's bracket at sigma = 0.8,
-        # M = 20, eps = 1 (tests/test_laws.py).  The law claims no better than ~6e-13 relative.
+        # cell sums with mixed-sign Newton-Cotes weights, the partial cell at a kink); at sigma =
+        # 0.8, M = 20, eps = 1 they reach 3.8e-13 relative (tests/test_laws.py checks the brackets
+        # of the two laws overlap).  The law claims no better than ~6e-13 relative.
         return np.abs(d) / 16.0 + (self.defect + 6e-13) * np.abs(v) + 1e-16
 
     def tradeoff_value(self, a: FArr) -> tuple[FArr, FArr]:
@@ -410,7 +410,7 @@ class LogDomainPair(SingleEpochLaw):
                 out[direction] = (ju, pu, outside + err, jd, pd, err)
             return out
         # at most _MAX_CELLS cells over the grid: a tiny spacing would otherwise ask for ~1e8
-        # cells and several GiB of masses (a fuzz run's out-of-memory at sigma 0.74, M 16).  The
+        # cells and several GiB of masses (sigma 0.74, M 16: test_log_domain_lattice_cells_are_capped).  The
         # cells are then wider than the lattice; each mass is known to within the whole l1 error
         # estimate only (conservative), and the bracket is wider and says so if it misses.
         dc = width / _MAX_CELLS
