@@ -19,17 +19,13 @@ import math
 
 import mpmath as mp
 import numpy as np
+import oracle
 import pytest
 
 import dpbounds
 from dpbounds import composition as comp
 from dpbounds._binomial import log_pmf
 from dpbounds.rdp import RDPAccountant, SubsampledGaussianWOR
-
-
-def _rel(a: float, b: float) -> float:
-    return abs(a - b) / abs(b) if b != 0 else abs(a)
-
 
 # ----------------------------------------------------------------------------- oracles
 
@@ -92,7 +88,7 @@ def test_optimal_delta_equals_brute_force_composition(eps, delta, k):
     for eg in [0.0, 0.5 * eps, eps, 1.3 * eps, (k - 2) * eps, k * eps * 0.999, k * eps, k * eps * 1.001, 10.0]:
         want = _brute_force_delta(eps, delta, k, eg)
         got = comp.optimal_delta(eps, delta, k, eg)
-        assert _rel(got, float(want)) <= 1e-13 or abs(got - float(want)) <= 1e-300, (eg, got, want)
+        assert oracle.rel_error(got, float(want)) <= 1e-13 or abs(got - float(want)) <= 1e-300, (eg, got, want)
 
 
 @pytest.mark.parametrize("eps, delta, k", [(0.1, 0.0, 100), (1e-3, 1e-12, 5000), (0.01, 1e-9, 1000),
@@ -103,8 +99,8 @@ def test_optimal_delta_vs_mpmath_sum(eps, delta, k, record_accuracy):
     for eg in [0.0, eps / 3, 0.5, 1.0, 2.0 + eps / 7, 5.0]:
         want = _mp_optimal_delta(eps, delta, k, eg)
         got = comp.optimal_delta(eps, delta, k, eg)
-        worst = max(worst, _rel(got, want))
-        assert _rel(got, want) <= 1e-12, (eg, got, want)
+        worst = max(worst, oracle.rel_error(got, want))
+        assert oracle.rel_error(got, want) <= 1e-12, (eg, got, want)
     record_accuracy("dpbounds.composition.optimal_delta", worst, "relative",
                     "eps in [1e-3, 2], delta in [0, 1e-4], k in [60, 5000], eps_g in [0, 5]: 4 x 6 points")
 
@@ -116,7 +112,7 @@ def test_optimal_delta_tiny_values_vs_mpmath():
     for eg in [30.0, 45.0, 60.0]:
         want = float(_mp_rr_delta(eps, k, eg))
         assert 0 < want < 1e-20
-        assert _rel(comp.optimal_delta(eps, 0.0, k, eg), want) <= 1e-12
+        assert oracle.rel_error(comp.optimal_delta(eps, 0.0, k, eg), want) <= 1e-12
 
 
 @pytest.mark.parametrize("eps, delta, k, target", [
@@ -134,7 +130,7 @@ def test_optimal_vs_mpmath_root(eps, delta, k, target, record_accuracy):
     for _ in range(60):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
-    record_accuracy("dpbounds.composition.optimal", _rel(got, (lo + hi) / 2), "relative",
+    record_accuracy("dpbounds.composition.optimal", oracle.rel_error(got, (lo + hi) / 2), "relative",
                     "eps in [1e-3, 0.5], k in [40, 1000], target in [1e-6, 1e-3]; root by mpmath bisection")
 
 
@@ -188,13 +184,13 @@ def test_subsample_naive_advanced_vs_mpmath(record_accuracy):
     ne, nd = comp.naive(eps, dl, ks)
     for i in range(eps.size):
         e, g, d, k, s = (mp.mpf(float(v)) for v in (eps[i], gam[i], dl[i], ks[i], slack[i]))
-        rs = _rel(se[i], mp.log(1 + g * (mp.exp(e) - 1)))
+        rs = oracle.rel_error(se[i], mp.log(1 + g * (mp.exp(e) - 1)))
         if eps[i] <= 700:
             worst_s = max(worst_s, rs / ulp)
         assert rs <= 4e-16
         assert sd[i] == float(g * d)
         if eps[i] < 700:
-            ra = _rel(ae[i], mp.sqrt(2 * k * mp.log(1 / s)) * e + k * e * (mp.exp(e) - 1))
+            ra = oracle.rel_error(ae[i], mp.sqrt(2 * k * mp.log(1 / s)) * e + k * e * (mp.exp(e) - 1))
             worst_a = max(worst_a, ra / ulp)
             assert ra <= 1e-15
         assert ad[i] == pytest.approx(min(1.0, float(k * d + s)), rel=1e-15)
@@ -252,7 +248,7 @@ def test_subsampled_advanced_is_the_minimum_over_a_dense_scan(sigma, profile):
         # the reported choice is feasible and gives the reported epsilon
         assert k * gamma * r.base_delta + r.delta_slack <= budget * (1 + 1e-12)
         e1 = comp.subsample(_gauss_eps0(r.base_delta, sigma, profile), r.base_delta, gamma)[0]
-        assert _rel(r.epsilon, comp.advanced(e1, 0.0, k, r.delta_slack)[0]) <= 1e-12
+        assert oracle.rel_error(r.epsilon, comp.advanced(e1, 0.0, k, r.delta_slack)[0]) <= 1e-12
         # and no split of a dense scan does better
         u = np.concatenate([np.linspace(1e-6, 1 - 1e-6, 20001), 10 ** np.linspace(-16, -6, 2001),
                             1 - 10 ** np.linspace(-16, -6, 2001)])
@@ -268,7 +264,7 @@ def test_subsampled_naive_uses_the_whole_budget():
     got = comp.subsampled_epsilon(ks, gamma=gamma, delta=budget, sigma=sigma, method="naive")
     for k, g in zip(ks, got):
         d0 = min(1.0, budget / (k * gamma))
-        assert _rel(g, k * comp.subsample(_gauss_eps0(d0, sigma, "exact"), 0.0, gamma)[0]) <= 1e-15
+        assert oracle.rel_error(g, k * comp.subsample(_gauss_eps0(d0, sigma, "exact"), 0.0, gamma)[0]) <= 1e-15
 
 
 def test_subsampled_pure_dp():
@@ -363,7 +359,7 @@ def test_claim_rdp_worse_than_baselines_at_small_k_for_the_gaussian(profile, con
 
 def test_chunked_logaddexp_fold_is_numpys_reduce_bit_for_bit():
     # the windows' sums are folded in chunks so that Ctrl-C is answered between them
-    # (tests/test_interrupts.py); the chunking must not move a bit
+    # (tests/contract/test_interrupts.py); the chunking must not move a bit
     from dpbounds.composition._optimal import _FOLD_CHUNK, _logaddexp_fold
 
     rng = np.random.default_rng(7)

@@ -1,6 +1,6 @@
 """Small-sigma regime of the exact accountant: the exponentially tilted series (docs/accountant.md).
 
-Where affordable, small sigma is now served by the log-domain law (tests/test_exact_logdomain.py);
+Where affordable, small sigma is now served by the log-domain law (tests/accountant/test_exact_logdomain.py);
 every test here disables that route (fixture ``tilted_route``) so the tilted series, still used
 for large M at small sigma, stays exercised.
 

@@ -396,7 +396,7 @@ def test_docstring_examples():
     assert runner.failures == 0 and runner.tries >= 10
 
 
-DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs" / "sampling.md"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "sampling.md"
 
 
 def _docs_block(marker):

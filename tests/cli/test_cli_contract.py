@@ -409,7 +409,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
 
 
 def test_entry_point_is_cli_main():
-    text = (pathlib.Path(__file__).resolve().parent.parent / "pyproject.toml")
+    text = (pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml")
     if not text.exists():
         pytest.skip("pyproject.toml not next to tests/")
     assert 'dpbounds = "dpbounds.cli:main"' in text.read_text()
@@ -445,7 +445,7 @@ def test_exit_status_follows_one_rule(capsys, argv, status):
 
 
 def test_exit_statuses_are_documented():
-    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "cli.md")
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "cli.md")
     if not text.exists():
         pytest.skip("docs/ not next to tests/")
     section = text.read_text().split("**Exit status**")[1].split("\n## ")[0]

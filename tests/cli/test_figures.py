@@ -17,7 +17,7 @@ import dpbounds
 from dpbounds.figures import epsilon_figure, rounds_figure, save_figure, tradeoff_figure
 from dpbounds.rdp import RDPAccountant
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".svg": b"<?xml", ".pdf": b"%PDF"}
 
 

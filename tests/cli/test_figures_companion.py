@@ -147,7 +147,7 @@ def test_composition_figure_numbers():
         # optimal composition is never worse than strong composition
         assert np.all(yo <= np.interp(ko, k, lines[STRONG][1]))
     # the paper's Figure 2(a): at large k RDP beats strong composition severalfold (its loss at
-    # small k, below k = 28, is checked in tests/test_composition.py)
+    # small k, below k = 28, is checked in tests/accountant/test_composition.py)
     g = _lines(ax_g)
     assert g[RDP][1][-1] < g[STRONG][1][-1] / 5
 
@@ -320,7 +320,7 @@ def test_cli_through_main_default_name_and_errors(tmp_path, capsys, monkeypatch,
 
 
 # ----------------------------------------------------------------------------- docs/composition.md's claims
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 REGIMES = {"high": (5.0, 2.0, 0.6), "low": (1.0, 0.5, 0.9)}
 
 

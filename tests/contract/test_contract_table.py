@@ -10,8 +10,8 @@ behaviour it shows, for every entry point and bad input on it:
   a number, and numpy's ``TypeError`` / ``ValueError`` for a string or non-broadcasting shapes is
   checked by type only (its wording is numpy's).
 
-The values the raw ufuncs return outside their domain are ``tests/test_ufunc_domain.py``'s; the
-array form of the validated functions' errors, ``tests/test_input_contract.py``'s.  The accuracy
+The values the raw ufuncs return outside their domain are ``tests/special/test_ufunc_domain.py``'s; the
+array form of the validated functions' errors, ``tests/contract/test_input_contract.py``'s.  The accuracy
 claims themselves are asserted by the accuracy tests (``tests/accuracy_record.py``).
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ import pytest
 import dpbounds
 from dpbounds._ufunc_table import UFUNCS
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "tools" / "gen_contract.py"
 CLAIMS = [u for u in UFUNCS if u.accuracy]
 

@@ -68,7 +68,7 @@ def test_no_flag_at_hard_doubles(u, k):
 
 # Two arguments extreme at once (flags no single-argument probe shows, e.g. sigma 0.07 with
 # M 1e308 in the CLT set-up, sigma 1e155 with M 1e308 in the Edgeworth branch edges, sigma
-# 1.8e308 in Theorem 3.1's exact coefficient; tests/test_fuzz_regressions.py replays them).  Where an overflow is genuine in a
+# 1.8e308 in Theorem 3.1's exact coefficient; tests/special/test_special_fuzz_regressions.py replays them).  Where an overflow is genuine in a
 # pair, the true value is beyond the doubles for the reason given.
 GENUINE_PAIR_OVERFLOW = {
     "min_dataset_size": "clip_norm sigma rounds / noise_ratio: any two extreme factors overflow the product",

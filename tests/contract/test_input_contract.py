@@ -9,7 +9,7 @@ Two sources of cases, so that nothing is checked by hand twice (``tests/contract
   the wrapper must answer what its ufunc answers;
 * the constructors and functions that are not table-driven (RDP mechanisms, accountants):
   their parameters and the constraint each obeys, listed in ``contract_surface.OBJECTS`` and
-  checked row by row with the rest of the contract page by tests/test_contract_table.py (as
+  checked row by row with the rest of the contract page by tests/contract/test_contract_table.py (as
   are the wrong-type and non-broadcasting rows of every entry point).
 
 ``test_public_surface_is_walked`` fails when a public callable of dpbounds, dpbounds.rdp,

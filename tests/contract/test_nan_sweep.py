@@ -1,7 +1,7 @@
 """NaN in -> NaN out, silently, for every ufunc (scipy's test_nan_inputs idea).
 
 Each ufunc of the declaration table (the table and the compiled module list the same ufuncs:
-tests/test_ufunc_infra.py::test_table_and_module_agree) gets NaN in each argument in turn, the
+tests/special/test_ufunc_infra.py::test_table_and_module_agree) gets NaN in each argument in turn, the
 others at its declared valid point, and then NaN in every argument at once.  Each floating
 output must be NaN and each status output must flag the bad input (BAD_INPUT = 1), with no
 IEEE flag raised (underflow included) and no warning.  An argument whose NaN is a documented

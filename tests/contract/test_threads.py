@@ -271,7 +271,7 @@ def test_every_public_callable_has_a_thread_case():
                ("tradeoff_exact", "exact_max_gap", "gap_ratio", "RandomAllocationPLD", "RandomAllocationAccountant",
                 "PoissonAccountant")}
     missing = sorted(p for p in _public_callables() if p not in covered and aliases.get(p) not in covered)
-    assert not missing, f"public callables without a concurrency case in tests/test_threads.py: {missing}"
+    assert not missing, f"public callables without a concurrency case in tests/contract/test_threads.py: {missing}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -14,7 +14,7 @@ BAD_DELTA = [float("nan"), 0.0, 1.0, -0.1, 1.5, float("inf")]
 
 # The validated wrappers of the declaration table (delta_bound, rounds_required, rounds_closed_form,
 # min_dataset_size, compose_delta, ...) are walked with every bad value of their declared constraints
-# by tests/test_input_contract.py::test_table_wrappers_reject; here, the functions built on them.
+# by tests/contract/test_input_contract.py::test_table_wrappers_reject; here, the functions built on them.
 @pytest.mark.parametrize("bad", BAD_SIGMA)
 @pytest.mark.parametrize("call", [
     lambda s: dpbounds.delta_bound_terms(s, 1000),

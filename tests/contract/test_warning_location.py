@@ -88,7 +88,7 @@ def test_warning_filter_by_module_matches_the_caller():
 
 
 def test_every_overflowing_ufunc_is_redirected():
-    # the ufuncs that may flag overflow (tests/test_fp_flags.py) are exactly those redirected
+    # the ufuncs that may flag overflow (tests/contract/test_fp_flags.py) are exactly those redirected
     from test_fp_flags import GENUINE_OVERFLOW
 
     assert {u for u, _ in GENUINE_OVERFLOW} == set(MAY_OVERFLOW)

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
 SRC = ROOT / "src" / "dpbounds"
 

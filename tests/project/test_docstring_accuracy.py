@@ -1,7 +1,6 @@
 """Accuracy claims of public docstrings that no other accuracy test measured (tests/docstring_claims.py)."""
 from __future__ import annotations
 
-import _tradeoff_oracle as O
 import mpmath as mp
 import numpy as np
 import oracle
@@ -21,7 +20,7 @@ def test_gaussian_f0delta_tradeoff_vs_mpmath(record_accuracy) -> None:  # type: 
                     continue
                 with mp.workdps(40):
                     x = mp.mpf(a) / (1 - mp.mpf(d))
-                    ref = (1 - mp.mpf(d)) * O.gaussian_tradeoff(x, mu, dps=40)
+                    ref = (1 - mp.mpf(d)) * oracle.gaussian_tradeoff(x, mu, dps=40)
                 if ref < mp.mpf("1e-300"):
                     continue
                 got = dpbounds.gaussian_f0delta_tradeoff(a, mu, d)

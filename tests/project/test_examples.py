@@ -21,7 +21,7 @@ import pytest
 
 import dpbounds
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 DPSGD = EXAMPLES / "dpsgd_logistic_regression.py"
 
 pytestmark = pytest.mark.skipif(not DPSGD.exists(), reason="examples/ not next to tests/ (wheel test)")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 if not (FUZZ / "run.py").is_file():
     pytest.skip("fuzz/ is not next to tests/ (tests run outside a checkout)", allow_module_level=True)
 sys.path.insert(0, str(FUZZ))

@@ -11,7 +11,7 @@ import pytest
 
 from dpbounds import _errors, _ufunc_table, _ufuncs
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _generator():

@@ -15,7 +15,7 @@ import pytest
 import dpbounds
 from dpbounds import _ufunc_table, _validation, rdp, ufuncs
 
-CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
+CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 needs_csrc = pytest.mark.skipif(not CSRC.is_dir(), reason="csrc/ not next to tests/ (wheel test)")
 
 

@@ -78,7 +78,7 @@ def test_mypy_stubtest_clean(tmp_path):
     pytest.importorskip("mypy")
     extra = tmp_path / "integrations_allowlist.txt"
     extra.write_text("\n".join(_integration_allowlist()) + "\n")
-    config = pathlib.Path(__file__).resolve().parent.parent / "pyproject.toml"  # its mypy section: the extras are Any
+    config = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"  # its mypy section: the extras are Any
     args = ["--mypy-config-file", str(config)] if config.exists() else []
     r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "dpbounds", "--concise",
                         "--allowlist", str(pathlib.Path(__file__).with_name("stubtest_allowlist.txt")),

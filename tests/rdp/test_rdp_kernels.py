@@ -97,11 +97,6 @@ def o_mtz_series(a, sigma, q, absolute):
     return mp.log(mp.nsum(t, [0, mp.inf])) / (a - 1)
 
 
-def rel(x, y):
-    y = float(y)
-    return abs(x - y) / abs(y) if y != 0 else abs(x)
-
-
 # ---------------------------------------------------------------- base mechanisms
 
 ALPHAS = [1.0, 1.0 + 1e-9, 1.001, 1.5, 2.0, 3.7, 10.0, 100.0, 1e4]
@@ -112,7 +107,7 @@ def test_laplace_vs_mpmath(a, record_accuracy):
     # 1e-14: the series branch (a/b < 0.5) and the log1p branch are both cancellation-free.
     mp.mp.dps = 40
     for b in [1e-3, 0.1, 0.5, 2.0, 37.0, 1e3, 1e6]:
-        e = rel(_ufuncs.rdp_laplace(a, b), o_laplace(a, b))
+        e = oracle.rel_error(_ufuncs.rdp_laplace(a, b), o_laplace(a, b))
         record_accuracy("rdp_laplace", e, "relative", f"b in [1e-3, 1e6] x {len(ALPHAS)} orders in [1, 1e4]")
         assert e < 1e-14, (a, b)
 
@@ -122,7 +117,7 @@ def test_randomized_response_vs_mpmath(a, record_accuracy):
     # 1e-14: the sinh-product identity removes the cancellation near p = 1/2.
     mp.mp.dps = 60
     for p in [1e-6, 0.1, 0.4, 0.5 + 1e-7, 0.6, 0.9, 1 - 1e-6]:
-        e = rel(_ufuncs.rdp_randomized_response(a, p), o_rr(a, p))
+        e = oracle.rel_error(_ufuncs.rdp_randomized_response(a, p), o_rr(a, p))
         record_accuracy("rdp_randomized_response", e, "relative",
                         f"p in [1e-6, 1 - 1e-6] x {len(ALPHAS)} orders in [1, 1e4]")
         assert e < 1e-14, (a, p)
@@ -172,8 +167,8 @@ def test_wor_gaussian_vs_mpmath(sigma, g, record_accuracy):
     lo = _kernels.wor_gaussian(orders, sigma, g, 2)
     worst = 0.0
     for k, a in enumerate(ORDERS):
-        e9, e27, elo = (rel(t9[k], o_wor_upper(a, g, eps, mp.inf, False)), rel(t27[k], o_wor_upper(a, g, eps, mp.inf, True)),
-                        rel(lo[k], o_wor_lower(a, g, eps)))
+        e9, e27, elo = (oracle.rel_error(t9[k], o_wor_upper(a, g, eps, mp.inf, False)), oracle.rel_error(t27[k], o_wor_upper(a, g, eps, mp.inf, True)),
+                        oracle.rel_error(lo[k], o_wor_lower(a, g, eps)))
         worst = max(worst, e9, e27, elo)
         assert e9 < 1e-12, ("thm9", a)
         assert e27 < 1e-12, ("thm27", a)
@@ -209,7 +204,7 @@ def test_wor_table_general_mechanisms_vs_mpmath(record_accuracy):
             eps = lambda j, o=o, par=par: o(j, par)  # noqa: E731
             einf_mp = o(mp.inf, par) if False else (1 / mp.mpf(par) if name == "lap" else abs(mp.log(mp.mpf(par) / (1 - mp.mpf(par)))))
             for a in [2, 3, 5, 20, 69]:
-                e = rel(cur[a], o_wor_upper(a, g, eps, einf_mp, False))
+                e = oracle.rel_error(cur[a], o_wor_upper(a, g, eps, einf_mp, False))
                 worst = max(worst, e)
                 assert e < 1e-12, (name, par, g, a)
     record_accuracy("dpbounds.rdp.subsampled_wor", worst, "relative",
@@ -268,7 +263,7 @@ def test_poisson_integer_vs_mpmath(sigma, q, record_accuracy):
     mp.mp.dps = 50
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     for a in [2, 3, 8, 32, 256]:
-        e = rel(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps))
+        e = oracle.rel_error(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, q), o_wor_lower(a, q, eps))
         record_accuracy("rdp_poisson_gaussian_exact", e, "relative",
                         "integer alpha in [2, 256], 6 (sigma, q) in [0.7, 30] x [1e-9, 0.9]")
         assert e < 1e-13
@@ -280,10 +275,10 @@ def test_poisson_fractional_exact_vs_quadrature(sigma, q, record_accuracy):
     mp.mp.dps = 30
     for a in [1.0, 1.5, 2.5, 7.25, 20.5]:
         ref = o_poisson(a, sigma, q)
-        e = rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), ref)
+        e = oracle.rel_error(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), ref)
         # the quadrature kernel itself: log(A_alpha - 1) for alpha > 1, log KL at alpha = 1
         log_ref = mp.log(ref) if a == 1.0 else mp.log(mp.expm1(ref * (a - 1)))
-        e_quad = rel(_ufuncs.rdp_poisson_quad_log(a, sigma, q), log_ref)
+        e_quad = oracle.rel_error(_ufuncs.rdp_poisson_quad_log(a, sigma, q), log_ref)
         record_accuracy("rdp_poisson_quad_log", e_quad, "relative",
                         "alpha in [1, 20.5] x 5 (sigma, q) in [0.5, 30] x [1e-9, 0.9]")
         assert e < 1e-12, a
@@ -298,11 +293,11 @@ def test_poisson_compat_and_signed_series(sigma, q, a, record_accuracy):
     # exact = signed series (1e-13).  The |C| series overestimates (docs/rdp.md):
     # compat > exact.
     mp.mp.dps = 30
-    e_compat = rel(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True))
+    e_compat = oracle.rel_error(_ufuncs.rdp_poisson_gaussian_compat(a, sigma, q), o_mtz_series(a, sigma, q, True))
     record_accuracy("rdp_poisson_gaussian_compat", e_compat,
                     "relative", "5 (sigma, q, fractional alpha) points, against the infinite |C| series")
     assert e_compat < 1e-10
-    assert rel(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
+    assert oracle.rel_error(_ufuncs.rdp_poisson_gaussian_exact(a, sigma, q), o_mtz_series(a, sigma, q, False)) < 1e-13
     assert _ufuncs.rdp_poisson_gaussian_compat(a, sigma, q) >= _ufuncs.rdp_poisson_gaussian_exact(a, sigma, q)
 
 
@@ -392,9 +387,9 @@ def test_wor_large_alpha_vs_mpmath(sigma, g):
     mp.mp.dps = 40
     eps = lambda j: mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)  # noqa: E731
     for a in (500, 1000):
-        assert rel(_kernels.wor_gaussian(float(a), sigma, g, 0), o_wor_upper(a, g, eps, mp.inf, False)) < 5e-12
-        assert rel(_kernels.wor_gaussian(float(a), sigma, g, 2), o_wor_lower(a, g, eps)) < 5e-12
-        assert rel(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, g), o_wor_lower(a, g, eps)) < 5e-12
+        assert oracle.rel_error(_kernels.wor_gaussian(float(a), sigma, g, 0), o_wor_upper(a, g, eps, mp.inf, False)) < 5e-12
+        assert oracle.rel_error(_kernels.wor_gaussian(float(a), sigma, g, 2), o_wor_lower(a, g, eps)) < 5e-12
+        assert oracle.rel_error(_ufuncs.rdp_poisson_gaussian_exact(float(a), sigma, g), o_wor_lower(a, g, eps)) < 5e-12
 
 
 # ---------------------------------------------------------------- conversion objectives

@@ -93,7 +93,7 @@ def test_improved_vs_dp_accounting():
         ref = dpa._compute_rdp_sample_wor_gaussian(g, sigma, orders)
         np.testing.assert_allclose(R.subsampled_gaussian_wor(orders, sigma, g), ref, rtol=1e-10)
     # documented deviation: cancellation in dp-accounting's float64 differences (ours is exact, see
-    # tests/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath at sigma=50, g=0.1)
+    # tests/rdp/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath at sigma=50, g=0.1)
     ref = dpa._compute_rdp_sample_wor_gaussian(0.1, 50.0, [256.0])
     assert float(np.asarray(ref).ravel()[0]) > 5 * R.subsampled_gaussian_wor(256.0, 50.0, 0.1)
 

@@ -126,5 +126,5 @@ def test_conversion_tv_shortcut_and_inf():
     assert R.epsilon([1e-6], [2.0], 0.01, "classic") > 0
     assert R.epsilon([0.3], [np.inf], 1e-6, "classic") == 0.3
     assert R.delta([0.3], [np.inf], 0.5) == 0.0 and R.delta([0.3], [np.inf], 0.2, "classic") == 1.0
-    # improved: the total-variation bound holds at order inf too (tests/test_fuzz_regressions.py)
+    # improved: the total-variation bound holds at order inf too (tests/rdp/test_rdp_fuzz_regressions.py)
     assert R.delta([0.3], [np.inf], 0.2) == pytest.approx(float(mp.sqrt(-mp.expm1(-mp.mpf(0.3)))), rel=1e-15)

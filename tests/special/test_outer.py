@@ -360,7 +360,7 @@ def _sigint_latency(func, ns, axis, wait):
     return float(words[1]) - t0
 
 
-@pytest.mark.xdist_group("sigint_latency")  # with tests/test_interrupts.py's: one at a time
+@pytest.mark.xdist_group("sigint_latency")  # with tests/contract/test_interrupts.py's: one at a time
 def test_ctrl_c_interrupts_a_long_grid_quickly():
     """rounds_required on 1500 x 2000 takes seconds; SIGINT must end it within 0.2 s."""
     latency = _sigint_latency("rounds_required_outer", 1500, "10 ** np.linspace(-9, -1, 2000)", 0.3)

@@ -1,9 +1,9 @@
 """Every ufunc of the declaration table: a real numpy ufunc, exposed, named by the one rule,
 broadcasting, ``out=``, ``where=``, dtype casting, and the paired Theorem 3.1 loops.
 
-One walker per property of the table elsewhere: NaN in -> NaN out in tests/test_nan_sweep.py,
-the valid point and NaN outside the declared domain in tests/test_ufunc_domain.py, no IEEE flag
-in tests/test_fp_flags.py, the validated wrappers' rejections in tests/test_input_contract.py."""
+One walker per property of the table elsewhere: NaN in -> NaN out in tests/contract/test_nan_sweep.py,
+the valid point and NaN outside the declared domain in tests/special/test_ufunc_domain.py, no IEEE flag
+in tests/contract/test_fp_flags.py, the validated wrappers' rejections in tests/contract/test_input_contract.py."""
 import importlib
 import warnings
 

@@ -3,7 +3,7 @@ parts, files that are not the sweep's, two writers, a full disk, progress saved 
 
 A kill is simulated exactly: the on-disk state is copied at each named step of the protocol
 (``dpbounds.sweeps._store.at``) and after each computed chunk, and every copy is then resumed
-as the files a killed process would have left.  tests/test_sweep_kill.py (slow) does the same
+as the files a killed process would have left.  tests/sweep/test_sweep_kill.py (slow) does the same
 with real signals sent to real processes.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ signals it at a chosen moment -- SIGKILL at every step of the writing protocol a
 are computed, SIGINT/SIGTERM/SIGHUP while chunks are computed on every engine and during a part
 write -- then resumes the sweep and compares the output with an uninterrupted run's, and checks
 that nothing else is left.  The in-process simulation of a kill at every step is
-tests/test_sweep_files.py (fast).
+tests/sweep/test_sweep_files.py (fast).
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from dpbounds import RandomAllocationAccountant, gdp_epsilon, gdp_mu_random_allo
 SIGMA, M, E, DELTA = 1.1, 234, 10, 1e-5
 MU = math.sqrt(E * math.expm1(1.0 / SIGMA ** 2) / (M - 1))  # Theorem 4.2's mu_M sqrt(E)
 MU_POISSON = math.sqrt(E * math.expm1(1.0 / SIGMA ** 2) / M)
-DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_the_function_is_theorem_4_2():

@@ -1,21 +1,15 @@
 """Accuracy of the trade-off kernels against mpmath (formulas: docs/tradeoff.md).
 
-The oracle (tests/_tradeoff_oracle.py) integrates the same formulas in 30-digit
+The oracle (tests/oracle.py) integrates the same formulas in 30-digit
 arithmetic with tanh-sinh quadrature; its own error estimate is asserted small.
 """
-import sys
-from pathlib import Path
-
 import mpmath as mp
 import numpy as np
+import oracle
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import _tradeoff_oracle as O  # noqa: E402
-import oracle  # noqa: E402
-
-import dpbounds  # noqa: E402
-from dpbounds import _ufuncs as uf  # noqa: E402
+import dpbounds
+from dpbounds import _ufuncs as uf
 
 BIT = {name: bit for name, bit, _ in uf.STATUS_BITS}
 
@@ -51,7 +45,7 @@ HARD_CLT = [
 @pytest.mark.parametrize("a,sigma,M", HARD_CLT + _box_points(26, 11)[:8]
                          + [pytest.param(*p, marks=pytest.mark.slow) for p in _box_points(26, 11)[8:]])
 def test_clt_vs_mpmath(a, sigma, M, record_accuracy):
-    ref, err = O.tradeoff_clt(a, sigma, M)
+    ref, err = oracle.tradeoff_clt(a, sigma, M)
     assert err < 1e-20
     got = uf.tradeoff_clt(a, sigma, M)
     record_accuracy("tradeoff_clt", abs(got - float(ref)), "absolute",
@@ -64,7 +58,7 @@ def test_clt_vs_mpmath(a, sigma, M, record_accuracy):
 @pytest.mark.parametrize("a,sigma,M", [(1e-300, 0.03, 2.0), (0.3, 0.03, 1e15), (0.5, 0.05, 100.0), (0.3, 0.08, 10.0),
                                         (1e-5, 0.1, 1e4), (0.99, 0.15, 3.0), (0.5, 1000.0, 3.0), (1e-200, 1e4, 1e15)])
 def test_clt_outside_box_vs_mpmath(a, sigma, M):
-    ref, err = O.tradeoff_clt(a, sigma, M)
+    ref, err = oracle.tradeoff_clt(a, sigma, M)
     assert err < 1e-20
     assert abs(uf.tradeoff_clt(a, sigma, M) - float(ref)) <= 1e-14
 
@@ -73,7 +67,7 @@ def test_clt_outside_box_vs_mpmath(a, sigma, M):
                                         (0.5, 1.0, 1000.0), (1e-10, 0.3, 3.0), (0.9, 0.3, 3.0)]
                          + _box_points(6, 12))
 def test_clt_truncated_vs_mpmath(a, sigma, M, record_accuracy):
-    ref, err = O.tradeoff_clt(a, sigma, M, truncated=True)
+    ref, err = oracle.tradeoff_clt(a, sigma, M, truncated=True)
     assert err < 1e-20
     got = uf.tradeoff_clt_truncated(a, sigma, M)
     record_accuracy("tradeoff_clt_truncated", abs(got - float(ref)), "absolute",
@@ -96,7 +90,7 @@ def test_truncation_sizes_match_independent_values():
                                         (1 - 1e-12, 1.0, 100.0), (0.2, 50.0, 1e15)] + [
     (min(max(a, 1e-12), 1 - 1e-12), s, M) for a, s, M in _box_points(6, 13)])
 def test_clt_slope_vs_mpmath(a, sigma, M, record_accuracy):
-    ref, err = O.tradeoff_clt_slope(a, sigma, M)
+    ref, err = oracle.tradeoff_clt_slope(a, sigma, M)
     assert abs(err) < 1e-18 * abs(ref)
     got = uf.tradeoff_clt_slope(a, sigma, M)
     record_accuracy("tradeoff_clt_slope", oracle.rel_error(got, ref), "relative",
@@ -116,7 +110,7 @@ def test_slope_matches_finite_difference():
                                         (1e-6, 1.0, 100.0), (0.1, 0.5, 1000.0), (0.5, 1.0, 10.0),
                                         (1e-9, 1.0, 1e6), (0.999, 3.0, 20.0)])
 def test_edgeworth_vs_mpmath(a, sigma, M, record_accuracy):
-    ref, err = O.tradeoff_edgeworth(a, sigma, M)
+    ref, err = oracle.tradeoff_edgeworth(a, sigma, M)
     got = uf.tradeoff_edgeworth(a, sigma, M)
     if mp.isnan(ref):
         assert np.isnan(got) and uf.edgeworth_status(a, sigma, M) == BIT["OUT_OF_RANGE"]
@@ -132,8 +126,8 @@ def test_edgeworth_polynomial_vs_mpmath(record_accuracy):
     worst = 0.0
     for y, s, n in [(0.3, 2.0, 100), (-2.0, 1.0, 50), (3.0, 0.7, 1e4)]:
         with mp.workdps(40):   # the reference at its own precision, whatever other tests left set
-            c, d = O.edgeworth_coefs(s, n)
-            ref = O.edgeworth_p(mp.mpf(y), c, d)
+            c, d = oracle.edgeworth_coefs(s, n)
+            ref = oracle.edgeworth_p(mp.mpf(y), c, d)
             worst = max(worst, oracle.rel_error(uf.edgeworth_p(y, s, n), ref))
         assert uf.edgeworth_p(y, s, n) == pytest.approx(float(ref), rel=1e-14, abs=0)
     record_accuracy("edgeworth_p", worst, "relative", "3 points, y in [-2, 3], sigma in [0.7, 2], n in [50, 1e4]")
@@ -155,7 +149,7 @@ def test_edgeworth_status_reasons():
 @pytest.mark.parametrize("a", [1e-300, 1e-200, 1e-50, 1e-16, 1e-8, 1e-3, 0.1, 0.5, 0.9, 1 - 1e-8, 1 - 1e-12, 1 - 1e-16])
 @pytest.mark.parametrize("mu", [1e-8, 0.01, 0.5, 1.0, 3.0, 10.0, 30.0])
 def test_gaussian_tradeoff_vs_mpmath(a, mu, record_accuracy):
-    ref = O.gaussian_tradeoff(a, mu)
+    ref = oracle.gaussian_tradeoff(a, mu)
     got = uf.gaussian_tradeoff(a, mu)
     if ref < mp.mpf("1e-300"):
         assert got <= 1e-290
@@ -180,7 +174,7 @@ def _small_mu_form(eps: float, mu: float) -> bool:
 
 @pytest.mark.parametrize("eps,mu", GDP_POINTS)
 def test_gdp_delta_vs_mpmath(eps, mu, record_accuracy):
-    ref = O.gdp_delta(eps, mu, dps=60)
+    ref = oracle.gdp_delta(eps, mu, dps=60)
     got = uf.gdp_delta(eps, mu)
     if ref < mp.mpf("1e-300"):
         assert got == 0 or got == pytest.approx(float(ref), rel=1e-6, abs=0)  # subnormal range
@@ -215,7 +209,7 @@ def test_gdp_epsilon_vs_mpmath(delta, mu, record_accuracy):
         return
     # the root in z = eps/mu (findroot's tolerance is absolute: eps itself may be 1e-300)
     with mp.workdps(60):
-        g = lambda z: mp.log(O.gdp_delta(z * mp.mpf(mu), mu, dps=60)) - mp.log(delta)  # noqa: E731
+        g = lambda z: mp.log(oracle.gdp_delta(z * mp.mpf(mu), mu, dps=60)) - mp.log(delta)  # noqa: E731
         ref = mp.findroot(g, mp.mpf(got) / mu * (1 + mp.mpf("1e-9"))) * mp.mpf(mu)
     rtol = 1e-13  # measured 1.8e-15 (mu >= 0.1), 7.2e-15 (mu = 0.01), 6e-16 (mu < 0.01)
     record_accuracy("gdp_epsilon", oracle.rel_error(got, ref), "relative",
@@ -300,7 +294,7 @@ def test_clt_small_sigma_terminates_and_keeps_its_edges():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
     for sigma in (0.04, 0.045, 0.047):       # the regime where a uniform edge array would overflow
         for a, M in ((0.5, 3.0), (0.1, 100.0), (1e-6, 1e6)):
-            ref, err = O.tradeoff_clt(a, sigma, M)
+            ref, err = oracle.tradeoff_clt(a, sigma, M)
             assert err < 1e-20
             assert abs(uf.tradeoff_clt(a, sigma, M) - float(ref)) <= 1e-14, (a, sigma, M)
 
@@ -312,10 +306,10 @@ def test_clt_small_sigma_terminates_and_keeps_its_edges():
 @pytest.mark.parametrize("a,sigma,M", [(1e-10, 0.03, 1e15), (0.5, 0.03, 2.0), (0.3, 0.032, 3.0),
                                         (0.01, 0.035, 100.0), (0.5, 0.035, 1e15), (0.9, 0.036, 1e6)])
 def test_clt_small_sigma_vs_mpmath(a, sigma, M):
-    ref, err = O.tradeoff_clt(a, sigma, M)
+    ref, err = oracle.tradeoff_clt(a, sigma, M)
     assert err < 1e-20
     assert abs(uf.tradeoff_clt(a, sigma, M) - float(ref)) <= 2e-14
-    ref_t, err_t = O.tradeoff_clt(a, sigma, M, truncated=True)
+    ref_t, err_t = oracle.tradeoff_clt(a, sigma, M, truncated=True)
     assert err_t < 1e-20
     assert abs(uf.tradeoff_clt_truncated(a, sigma, M) - float(ref_t)) <= 2e-14
 

@@ -154,7 +154,7 @@ def test_mu_random_allocation_vs_poisson():
 # ---------------------------------------------------------------- NaN sweep
 from dpbounds._ufunc_table import UFUNCS as _SPECS  # noqa: E402
 
-# the trade-off and Gaussian-DP ufuncs (tests/test_ufunc_infra.py sweeps every ufunc of the table)
+# the trade-off and Gaussian-DP ufuncs (tests/special/test_ufunc_infra.py sweeps every ufunc of the table)
 UFUNCS = [getattr(uf, u.name) for u in _SPECS if u.group in ("tradeoff", "gdp")]
 
 
@@ -194,7 +194,7 @@ def test_exact_endpoints():
     assert uf.gaussian_tradeoff(0.0, 2.0) == 1.0 and uf.gaussian_tradeoff(1.0, 2.0) == 0.0
     # infinite sigma or M: 1 - a is the limit, but the declared domain (finite sigma, integer M)
     # excludes them and the raw ufunc answers NaN there, like every argument outside its domain
-    # (tests/test_ufunc_domain.py); the validated API refuses them
+    # (tests/special/test_ufunc_domain.py); the validated API refuses them
     assert np.isnan(uf.tradeoff_clt(0.3, np.inf, 10)) and np.isnan(uf.tradeoff_clt(0.3, 1.0, np.inf))
 
 

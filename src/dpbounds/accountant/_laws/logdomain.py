@@ -281,7 +281,7 @@ class LogDomainPair(SingleEpochLaw):
         # + 6e-13 |v|: errors both grids share, which their difference cannot see (round-off of the
         # cell sums with mixed-sign Newton-Cotes weights, the partial cell at a kink); found as a
         # 1.8e-15 (3.8e-13 relative) non-overlap with the tilted law's bracket at sigma = 0.8,
-        # M = 20, eps = 1 (tests/test_laws.py).  The law claims no better than ~6e-13 relative.
+        # M = 20, eps = 1 (tests/accountant/test_laws.py).  The law claims no better than ~6e-13 relative.
         return np.abs(d) / 16.0 + (self.defect + 6e-13) * np.abs(v) + 1e-16
 
     def tradeoff_value(self, a: FArr) -> tuple[FArr, FArr]:
