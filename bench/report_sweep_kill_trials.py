@@ -14,7 +14,7 @@ second time it is reached for the per-part steps), and the signal comes during t
 which the sweep handles, at ``compute`` with every engine and during a part write.
 
 The table (one row per trial): signal, moment, format, engine, how the child ended, chunks
-saved at the kill, result.  tests/test_sweep_kill.py runs the same trials (slow).
+saved at the kill, result.  tests/sweep/test_sweep_kill.py runs the same trials (slow).
 """
 from __future__ import annotations
 

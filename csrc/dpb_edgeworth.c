@@ -34,7 +34,7 @@ static void ew_make(double eps, double n, ew_poly *p)
     if (eps > 1e200) {
         /* gamma1 = (3 + eps) sqrt(eps) overflows from eps ~ 3e205 (sigma ~ 0.0385) although c_n
            may not at huge n: c in logs, so no overflow flag on the way to a finite c
-           (tests/test_c_core_edges.py::test_edgeworth_coefficient_in_logs_raises_no_flag) */
+           (tests/special/test_c_core_edges.py::test_edgeworth_coefficient_in_logs_raises_no_flag) */
         double lc = log(eps) * 1.5 + log1p(3.0 / eps) - log(6.0) - 0.5 * log(n);
         c = lc > DPB_LOG_DBL_MAX ? DPB_INF : exp(lc);
     } else {
@@ -88,7 +88,7 @@ static void ew_make(double eps, double n, ew_poly *p)
        to +-1e100: p is monotone there too, and p(+-1e100) ~ +-1e100 is far beyond every level and
        every x = Phi^{-1}(a) (|x| < 39), so the clamped integrand is unchanged -- and p at the true
        edge (|y| up to 1e231) would overflow its y^3 terms
-       (tests/test_fp_flags.py::test_no_flag_with_two_extreme_arguments).
+       (tests/contract/test_fp_flags.py::test_no_flag_with_two_extreme_arguments).
        An infinite edge (no root on that side) stays infinite. */
     if (isfinite(p->hi) && p->hi > 1e100) p->hi = 1e100;
     if (isfinite(p->lo) && p->lo < -1e100) p->lo = -1e100;
@@ -117,7 +117,7 @@ static double ew_invert(const ew_poly *p, double x)
         if (f == 0.0) return y;
         if (f > 0.0) hi = y; else lo = y;
         /* p' = 0 at a branch edge, where the start value can sit: bisect there instead of f/0
-           (tests/test_c_core_edges.py::test_edgeworth_inverse_at_a_branch_edge_raises_no_flag) */
+           (tests/special/test_c_core_edges.py::test_edgeworth_inverse_at_a_branch_edge_raises_no_flag) */
         yn = fp > 0.0 ? y - f / fp : 0.5 * (lo + hi);
         if (!(yn > lo && yn < hi)) yn = 0.5 * (lo + hi);
         if (fabs(yn - y) <= 1e-16 * fabs(y) || hi - lo <= 4e-16 * fabs(y) + 1e-300) return yn;
@@ -149,7 +149,7 @@ double dpb_edgeworth_p(double y, double sigma, double n)
     if (!isfinite(p.c) || !isfinite(p.d)) return DPB_NAN;
     if (isinf(y)) return DPB_NAN;
     /* the plain form unless its largest product, about 4 c^2 |y|^3, could overflow (from
-       |y| ~ 1e102 at sigma = 1; tests/test_fp_flags.py::test_edgeworth_p_at_huge_y_is_the_signed_overflow) */
+       |y| ~ 1e102 at sigma = 1; tests/contract/test_fp_flags.py::test_edgeworth_p_at_huge_y_is_the_signed_overflow) */
     m = fmax(p.c * p.c, fabs(p.d));
     ay = fabs(y);
     if (ay <= 1.0 || log(fmax(m, 1.0)) + 3.0 * log(ay) < DPB_LOG_DBL_MAX - 2.8)   /* e^2.8 > 16 */

@@ -24,7 +24,7 @@
  *         (eta = 0) is used when t s e^{s u_hi + m} <= 1/2 (no oscillation at all).
  *         Trapezoid rule on u in [-9.5, 9.5 + (2 + size_biased) s], step min(0.2, sigma/4).
  * ACCURACY  relative error <= 1e-12 vs mpmath (tanh-sinh on the same shifted line, 25 digits) for
- *         sigma in {0.7, 1, 3, 20}, t in {1e-5, 0.05, 0.7, 4}, both Y and wY (tests/test_exact.py::
+ *         sigma in {0.7, 1, 3, 20}, t in {1e-5, 0.05, 0.7, 4}, both Y and wY (tests/accountant/test_exact.py::
  *         test_cf_vs_mpmath); relative accuracy at t = 1e-7 checked against -t^2 (w-1)/2.
  *         Self-convergence (step halving): ~2e-14 for sigma >= 0.5 and t in [1e-8, 300], ~1e-12 at
  *         sigma = 0.3.  For large t, |chi| below ~1e-12 is not resolved (absolute error ~1e-13,
@@ -48,7 +48,7 @@ void dpb_exact_lognormal_cf(double sigma, int size_biased, long n, const double 
  *         the real line is used when t s e^{s u_hi + m} <= 1/2 (no oscillation; e^{-lam v} is smooth).
  *         Node tables are heap-allocated (nodes * 33 * 2 complex); allocation failure -> NaN outputs and the
  *         return value DPB_ENOMEM (0 otherwise); the Cython bridge raises MemoryError.
- * ACCURACY  relative error <= 1e-12 vs mpmath on the shifted line (tests/test_exact_tilted.py::test_cf_tilted_vs_mpmath:
+ * ACCURACY  relative error <= 1e-12 vs mpmath on the shifted line (tests/accountant/test_exact_tilted.py::test_cf_tilted_vs_mpmath:
  *         sigma in {0.3, 0.5, 1, 5}, t in {0, 0.05, 3, 40}, lam in {0.05, 1, 8}, Y and wY); lam = 0 reproduces
  *         dpb_exact_lognormal_cf bit for bit on the real line and to <= 1e-12 relative on the (quantised) shifted line.
  * EDGES   NaN t, lam or sigma -> NaN; lam < 0 or lam > 700 -> NaN (the transform diverges / e^{lam} overflows);
@@ -75,7 +75,7 @@ int dpb_exact_lognormal_cf_tilted(double sigma, int size_biased, int raw, long n
  *         at sigma <= 0.7 and the tilts of the tilted series (3e-14 at sigma = 1, lam = 0.5); vs mpmath
  *         <= 4e-15 relative (or the pointwise kernel's own error) at sigma 0.3-0.7, lam ~ 1e-5, t to 0.2;
  *         at lam = 2, t ~ 400 both are at their absolute floor ~1e-15 (1 + t)
- *         (tests/test_exact_tilted.py::test_cf_tilted_grid_*).
+ *         (tests/accountant/test_exact_tilted.py::test_cf_tilted_grid_*).
  * EDGES   NaN or out-of-range sigma / lam (as above), n0 < 0, dt <= 0 or non-finite -> NaN; count <= 0: nothing.
  */
 int dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, long n0, long count,
@@ -92,7 +92,7 @@ int dpb_exact_lognormal_cf_tilted_grid(double sigma, int size_biased, int raw, l
  *         of the size-biased law (its upper end), otherwise as dpb_exact_lognormal_cf_tilted_grid.
  * ACCURACY  agrees with dpb_exact_lognormal_cf_tilted_grid (size_biased = 0 and 1) to ~1e-14
  *         relative (a different trapezoid offset / range for wY, and for Y the real line where
- *         the joint range ends above it); tests/test_exact_tilted.py::test_cf_pair_grid_* check it against
+ *         the joint range ends above it); tests/accountant/test_exact_tilted.py::test_cf_pair_grid_* check it against
  *         both and against mpmath.
  * EDGES   as dpb_exact_lognormal_cf_tilted_grid (NaN for bad sigma, n0 < 0, dt <= 0 or non-finite).
  */

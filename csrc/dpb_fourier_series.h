@@ -33,7 +33,7 @@
  *             |out - exact| <= DPB_FS_ERR_UNITS * u * sum_n |c_n|,   DPB_FS_ERR_UNITS = 64,
  *         where "exact" uses the given q exactly.  Tested against an independent evaluation with
  *         40-digit arithmetic (mpmath) and against that direct numpy form
- *         (tests/test_exact.py::test_fourier_series_*, tests/test_exact_tilted.py).
+ *         (tests/accountant/test_exact.py::test_fourier_series_*, tests/accountant/test_exact_tilted.py).
  * EDGES   N <= 0: out = 0.  nx <= 0: nothing.  Non-finite q_j, or |q_j| N >= 2^52 (where the
  *         exact reduction above would need a third part; far beyond any window of the accountant:
  *         |q| <= 2, N <= 1e7) -> NaN for that point.  ncoef outside 1..4: returns -1 and writes

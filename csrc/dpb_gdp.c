@@ -38,7 +38,7 @@ static double log_pdf(double u)
  * For mu <= DPB_GDP_SMALL_MU and -min(1/2, 30 mu) <= eps <= 1/2 the general form below, n(u)(R(u) - R(v)),
  * subtracts two Mills ratios that agree to ~log10(|u|/mu) digits: about 10 of the 16 at
  * mu = 1e-10, all of them below mu ~ 1e-16.  Here the difference is never formed
- * (tests/test_tradeoff.py::test_gdp_delta_vs_mpmath and ::test_gdp_epsilon_vs_mpmath, down to
+ * (tests/tradeoff/test_tradeoff.py::test_gdp_delta_vs_mpmath and ::test_gdp_epsilon_vs_mpmath, down to
  * mu = 2.2e-308).  With z = eps/mu, h = mu/2 and Rt(t) = Phi(-t)/n(t) the upper-tail Mills ratio,
  *     delta = n(z - h) (Rt(z - h) - Rt(z + h))                       (exact)
  *           = n(z - h) mu q(z) (1 + c),   q(z) = -Rt'(z) = 1 - z Rt(z),
@@ -78,7 +78,7 @@ static double gdp_small_mu_log_ratio(double zh, double zl, double eps, double mu
     double h = 0.5 * mu, rt, q = upper_mills_q(zh, &rt), c = 0.0, lp, sq, sql;
     /* c = O(h^2) for every z >= 0 (the O((z h)^2) parts of P_3/P_1 cancel): below h = 1e-9 it is
        under 1e-18 and the series is skipped -- there P_1 = -q h could underflow and c be 0/0
-       (z ~ 1e119 at mu ~ 1e-120; tests/test_fuzz_regressions.py::test_gdp_log_delta_at_huge_eps_over_mu_is_finite) */
+       (z ~ 1e119 at mu ~ 1e-120; tests/tradeoff/test_tradeoff_fuzz_regressions.py::test_gdp_log_delta_at_huge_eps_over_mu_is_finite) */
     if (h > 1e-9 && q > 0.0) {
         double zhh = zh * h, h2 = h * h, pm = rt, p = -q * h, p1 = p, fact = 1.0, pn;
         int n;
@@ -115,7 +115,7 @@ double dpb_gdp_log_delta(double eps, double mu)
         return eps > 0.0 ? -DPB_INF : log(-expm1(eps));
     /* eps down to -30 mu as well (z >= -30: Rt(z) <= ~1e196, no cancellation in q = 1 + |z| Rt),
        where the general form cancels to 0 at a tiny mu
-       (tests/test_fuzz_regressions.py::test_gdp_delta_small_mu_negative_eps_vs_mpmath) */
+       (tests/tradeoff/test_tradeoff_fuzz_regressions.py::test_gdp_delta_small_mu_negative_eps_vs_mpmath) */
     if (mu <= DPB_GDP_SMALL_MU && eps >= -DPB_GDP_SMALL_EPS && eps >= -30.0 * mu && eps <= DPB_GDP_SMALL_EPS
         && eps <= mu * 1e150) {
         double zh = eps / mu, zl = 0.0, ph, pl;
@@ -297,7 +297,7 @@ double dpb_gdp_epsilon(double delta, double mu)
         if (h > 0.0) lo = eps; else hi = eps;
         if (!(f1 != 0.0)) {
             /* the derivative underflowed (mu ~ 1e43 and up: -R(v)/(mu (R(u) - R(v)))): bisection,
-               not h/0 (tests/test_fp_flags.py::test_gdp_epsilon_at_huge_mu_vs_mpmath) */
+               not h/0 (tests/contract/test_fp_flags.py::test_gdp_epsilon_at_huge_mu_vs_mpmath) */
             en = isinf(hi) ? 2.0 * eps + 1.0 : 0.5 * (lo + hi);
             if (isfinite(hi) && hi - lo <= 4e-16 * hi) return en;
             eps = en;
@@ -310,7 +310,7 @@ double dpb_gdp_epsilon(double delta, double mu)
             step = newton;                               /* far from the root: Newton */
         en = eps - step;
         /* within 3e-5: Halley converges cubically, so after this step the error is
-         * ~C (3e-5)^3 ~ 1e-14 relative at most (tests/test_tradeoff.py checks 1e-13) */
+         * ~C (3e-5)^3 ~ 1e-14 relative at most (tests/tradeoff/test_tradeoff.py checks 1e-13) */
         if (fabs(newton) <= 3e-5 * eps)
             return (en > lo && en < hi) ? en : eps;   /* (a step below 1/2 ulp leaves eps) */
         if (!(en > lo && en < hi))
@@ -382,7 +382,7 @@ double dpb_gdp_mu_poisson_drs(double sigma, double sample_rate, double steps)
     b = 0.5 / sigma;
     br = e * dpb_ndtr(a) + 0.5 * erf3_minus_3erf(b * DPB_SQRT1_2);
     /* 2 T br overflows for T near DBL_MAX although mu does not
-       (tests/test_fp_flags.py::test_gdp_mu_at_huge_counts_is_finite) */
+       (tests/contract/test_fp_flags.py::test_gdp_mu_at_huge_counts_is_finite) */
     if (steps > 0.5 * DBL_MAX || (br > 1.0 && 2.0 * steps > DBL_MAX / br))
         return sample_rate * (sqrt(2.0 * br) * sqrt(steps));
     return sample_rate * sqrt(2.0 * steps * br);

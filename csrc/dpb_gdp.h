@@ -7,10 +7,10 @@
  * is the standard conversion of Dong, Roth and Su, "Gaussian Differential Privacy".
  * Contract: NaN in -> NaN out; mu < 0, delta outside [0, 1], sigma <= 0, ... -> quiet
  * NaN; limits are returned exactly (mu = 0 -> delta = 0 for eps >= 0; delta = 0 ->
- * eps = inf).  Accuracy figures are checked against mpmath by tests/test_tradeoff.py
+ * eps = inf).  Accuracy figures are checked against mpmath by tests/tradeoff/test_tradeoff.py
  * (test_gdp_delta_vs_mpmath, test_gdp_epsilon_vs_mpmath, test_mu_poisson_drs_vs_mpmath,
  * test_mills_ratio_vs_mpmath); properties (round trip, hockey-stick form, edges) by
- * tests/test_tradeoff_props.py.
+ * tests/tradeoff/test_tradeoff_props.py.
  */
 #ifndef DPB_GDP_H
 #define DPB_GDP_H
@@ -22,11 +22,11 @@
  *         < 1e-20 relative for t >= 37).
  * ACCURACY  relative <= 3 ulp on [-1e5, 37.65] (measured vs mpmath at 40 digits: 0.7 ulp
  *           for x < -37, 1.9 ulp on [-37, 37.5], 2.7 ulp just below the overflow, where
- *           n(x) is subnormal); tests/test_tradeoff.py::test_mills_ratio_vs_mpmath checks
+ *           n(x) is subnormal); tests/tradeoff/test_tradeoff.py::test_mills_ratio_vs_mpmath checks
  *           relative 2e-15 at nine points from -1e4 to 3.
  * EDGES  NaN -> NaN; x = -inf -> 0; R(x) exceeds DBL_MAX for x > 37.6527229921072
  *        (0x1.2d38c6d50394ep+5) -> +inf, returned directly without raising the overflow flag
- *        (tests/test_tradeoff.py::test_mills_overflow_no_flag).  On (37.5, 37.65] n(x) is
+ *        (tests/tradeoff/test_tradeoff.py::test_mills_overflow_no_flag).  On (37.5, 37.65] n(x) is
  *        subnormal: the result is finite and accurate as above, and the underflow flag of that
  *        intermediate is raised. */
 double dpb_normal_mills(double x);

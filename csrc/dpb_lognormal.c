@@ -99,7 +99,7 @@ double dpb_lognormal_mu4(double sigma)
  * C fma() is a library call on baseline x86-64 and would cost more than it saves.
  * Terms used keep the truncation below 1e-17 relative: 16 for y < 0.04 (sigma > 5),
  * 20 for y < 0.25 (sigma > 2), 31 up to y = 1.384 (sigma = 0.85); checked by
- * tests/test_lognormal.py against mpmath at the branch points. */
+ * tests/special/test_lognormal.py against mpmath at the branch points. */
 static double estrin16(const double *c, double y)
 {
     double y2 = y * y, y4 = y2 * y2, y8 = y4 * y4;

@@ -4,7 +4,7 @@
  * Edge-case contract shared by every function here:
  *   NaN in -> NaN out;  exact endpoints are exact (Phi(-inf) = 0, ndtri(0) = -inf, ...);
  *   out of domain -> quiet NaN (no floating-point flag raised).
- * Accuracy figures are checked against mpmath (50 digits) by tests/test_normal.py.
+ * Accuracy figures are checked against mpmath (50 digits) by tests/special/test_normal.py.
  */
 #ifndef DPB_NORMAL_H
 #define DPB_NORMAL_H

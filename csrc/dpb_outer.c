@@ -5,7 +5,7 @@
 #include "dpb_outer.h"
 
 /* The coefficients of T3..T5, as in dpb_theorem31.c.  The row loop below repeats the
- * operations of t31_terms_given there one for one (tests/test_outer.py requires bit identity
+ * operations of t31_terms_given there one for one (tests/special/test_outer.py requires bit identity
  * with the ufuncs, so a change there that is not mirrored here fails the tests). */
 #define T3_A  0.09973557010035816948  /* 1/(4 sqrt(2 pi)) */
 #define T3_B  0.12098536225957167490  /* 1/(2 sqrt(2 e pi)) */

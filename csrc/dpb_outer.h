@@ -58,7 +58,7 @@ void dpb_outer_t31_columns(dpb_outer_t31_cols *cols, int mode);
  *         dpb_t31_eval_n itself.
  * ACCURACY  every value and status bit identical to the elementwise loop (same operations in
  *           the same order); so the relative error <= 1e-14 of dpb_theorem31.h carries over.
- *           tests/test_outer.py checks identity on seeded random grids and at hard points.
+ *           tests/special/test_outer.py checks identity on seeded random grids and at hard points.
  * EDGES  as the ufunc: NaN where Theorem 3.1 does not apply or an argument is NaN, sigma <= 0,
  *        M < 3 (and non-integer M in the CHECKED mode, with status DPB_STATUS_BAD_INPUT). */
 void dpb_outer_delta_bound(const double *sigma, ptrdiff_t r0, ptrdiff_t r1,

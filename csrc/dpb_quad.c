@@ -79,7 +79,7 @@ static __m128d tq_clt_pair(const dpb_quad_ctx *q, __m128d z)
     /* Clamp the exponent of A at 700: A is then far beyond the -8.3 cut.  In the log form the
      * exponent is t - ln D, clamped after the subtraction: t itself reaches 1/(2 sigma^2) > 354
      * there, and clamping t would make A tiny where it is huge
-     * (tests/test_tradeoff.py::test_clt_small_sigma_vs_mpmath). */
+     * (tests/tradeoff/test_tradeoff.py::test_clt_small_sigma_vs_mpmath). */
     if (q->logform)
         A = dpb_v2_exp(_mm_min_pd(_mm_sub_pd(t, _mm_set1_pd(q->lnD)), _mm_set1_pd(700.0)));
     else
@@ -267,7 +267,7 @@ int dpb_quad_setup(dpb_quad_ctx *q, double a, double sigma, double rounds, doubl
         q->invD = 0.0;
     } else if (eps > DBL_MAX / q->m1) {
         /* (M - 1)(w - 1) overflows although w - 1 does not (sigma 0.07, M 1e308;
-           tests/test_fp_flags.py::test_no_flag_with_two_extreme_arguments); D > 1e154, so 1/D is
+           tests/contract/test_fp_flags.py::test_no_flag_with_two_extreme_arguments); D > 1e154, so 1/D is
            below every other term */
         q->logform = 1;
         q->lnD = 0.5 * (log(q->m1) + log(eps));

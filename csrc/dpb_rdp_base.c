@@ -110,7 +110,7 @@ double dpb_rdp_randomized_response(double alpha, double p)
         if (r > 1e300 / alpha) {
             /* a r beyond ~1e300 (a near the largest double): a r/2 would overflow to inf, while
              * the true value is about r
-             * (tests/test_fuzz_regressions.py::test_randomized_response_rdp_at_the_largest_order).
+             * (tests/rdp/test_rdp_fuzz_regressions.py::test_randomized_response_rdp_at_the_largest_order).
              * There log sinh(x) = x - log 2 to the last bit and
              * log(1 + e^lx) = lx, so the result is lx/(a-1) = r (a - 1/2)/(a - 1) - (log 2 + lc)/(a - 1),
              * formed without the product a r. */

@@ -20,7 +20,7 @@ double dpb_rdp_gaussian(double alpha, double sigma);
  *          (no first-order cancellation); otherwise
  *          1/b + log1p((a-1)/(2a-1) expm1(-(2a-1)/b))/(a-1).
  *          a = 1: 1/b + expm1(-1/b) (series for b > 2);  a = inf: 1/b.
- * ACCURACY relative error <= 1e-14 vs mpmath (tests/test_rdp_kernels.py), b in [1e-3, 1e6], a in [1, 1e4].
+ * ACCURACY relative error <= 1e-14 vs mpmath (tests/rdp/test_rdp_kernels.py), b in [1e-3, 1e6], a in [1, 1e4].
  * EDGES    b <= 0 or inf -> NaN. */
 double dpb_rdp_laplace(double alpha, double b);
 

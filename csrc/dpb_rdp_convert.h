@@ -17,10 +17,10 @@
  *           (1, 1e4], rdp in [1e-8, 100]): classic eps 1.1 ulp, improved eps 3.6 ulp,
  *           classic log delta 0.9 ulp; improved log delta 1.4e-13 relative (near a = 1,
  *           where log1p(-1/a) amplifies the rounding of 1/a).  Checked against mpmath by
- *           tests/test_rdp_properties.py::test_conversion_vs_mpmath (relative 1e-14 classic
+ *           tests/rdp/test_rdp_properties.py::test_conversion_vs_mpmath (relative 1e-14 classic
  *           eps, 1e-13 improved eps, 1e-12 delta) and test_conversion_tv_shortcut_and_inf,
- *           against dp-accounting by tests/test_rdp_peers.py::test_conversion_vs_dp_accounting;
- *           NaN/edges by tests/test_rdp_kernels.py::test_nan_sweep.
+ *           against dp-accounting by tests/rdp/test_rdp_peers.py::test_conversion_vs_dp_accounting;
+ *           NaN/edges by tests/rdp/test_rdp_kernels.py::test_nan_sweep.
  * EDGES     NaN in -> NaN out; alpha < 1, rdp < 0, delta outside (0, 1), eps < 0 -> NaN.
  *           Results are clipped: delta objective <= 0 (log of a probability).
  */

@@ -18,7 +18,7 @@
 /* unit roundoff of binary64 */
 #define OUT_U 0x1p-53
 /* relative error bound assumed of the C library's log, log1p, expm1 and exp: 2 ulp (an ulp is
-   at most 2u relative); glibc documents <= 1 ulp, tests/test_rdp_outward.py measures it */
+   at most 2u relative); glibc documents <= 1 ulp, tests/rdp/test_rdp_outward.py measures it */
 #define OUT_F (4.0 * OUT_U)
 /* absolute slack for the subnormal range, where relative bounds fail (a few subnormal ulps) */
 #define OUT_TINY 0x1p-1071

@@ -14,7 +14,7 @@
  *           error is known exactly, not bounded;
  *         - every other operation contributes its textbook bound: u = 2^-53 per correctly
  *           rounded operation, DPB_OUT_F (2 ulp) per call of log, log1p, expm1 or exp of the
- *           C library (glibc: <= 1 ulp; measured against mpmath by tests/test_rdp_outward.py,
+ *           C library (glibc: <= 1 ulp; measured against mpmath by tests/rdp/test_rdp_outward.py,
  *           which fails on a build that exceeds it), DPB_OUT_TINY absolute per subnormal
  *           result; first-order bounds widened by 1 %;
  *         - the result is the smallest double >= (computed value + error bound), exactly
@@ -26,7 +26,7 @@
  *         Needs IEEE binary64 arithmetic without extended precision or contraction (x86-64
  *         SSE2, aarch64; FP_CONTRACT is switched off in the .c file; no -ffast-math).
  * ACCURACY never below the exact value; at most 8 ulp of the objective's largest term above it
- *         (tests/test_rdp_outward.py: hard points and a seeded sample of every magnitude, vs
+ *         (tests/rdp/test_rdp_outward.py: hard points and a seeded sample of every magnitude, vs
  *         mpmath at 50 digits; an ulp of x taken as 2^-52 |x|).  delta: never below the exact
  *         value, 0 only where that is 0; its log at most 8 ulp of the largest term of log delta
  *         above the exact one.

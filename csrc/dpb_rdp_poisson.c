@@ -64,7 +64,7 @@ static double log_f(double a, const log_f_consts *kc, double lx, int neg)
         ax = a * x;
         /* x = -1 (q = 1 where the likelihood ratio underflows): f = (1+x)^a - 1 - a x = a - 1, and
            (1+x) log(1+x) - x = 1 at a = 1 -- the forms below would take log1p(-1), a division by
-           zero (tests/test_fuzz_regressions.py::test_rdp_poisson_quad_log_at_q_one_is_the_gaussian) */
+           zero (tests/rdp/test_rdp_fuzz_regressions.py::test_rdp_poisson_quad_log_at_q_one_is_the_gaussian) */
         if (1.0 + x == 0.0) return a == 1.0 ? 0.0 : log(a - 1.0);
         if (a == 1.0) {
             double f = (1.0 + x) * log1p(x) - x;
@@ -261,7 +261,7 @@ double dpb_rdp_poisson_negseries_log(double a, double sigma, double q)
     /* Every term is -1/(8 sigma^2) + O(log(i/sigma)) (the Gaussian exponents cancel to first
        order), so below sigma = 1e-152 the sum is -0.125/sigma^2 to within an ulp; the loop would
        divide by sigma^2 = 0 below 1.5e-162 and lose it to subnormal rounding before that
-       (tests/test_fp_flags.py::test_negseries_log_tiny_sigma_limit).  -inf where it exceeds the doubles: below
+       (tests/contract/test_fp_flags.py::test_negseries_log_tiny_sigma_limit).  -inf where it exceeds the doubles: below
        0x1.6a09e667f3bcdp-514 (2.6e-155, the smallest sigma with a finite quotient, by bisection). */
     if (sigma < 1e-152) return sigma < 0x1.6a09e667f3bcdp-514 ? -DPB_INF : -(0.125 / sigma) / sigma;
     lq = log(q); l1q = log1p(-q);
@@ -322,7 +322,7 @@ double dpb_rdp_poisson_gaussian(double alpha, double sigma, double q, int mode)
     if (alpha == floor(alpha) && alpha >= 2.0) {
         /* 1/(2 sigma^2) beyond the doubles (sigma < ~5e-155): the RDP, ~ alpha/(2 sigma^2) + (alpha/(alpha-1)) log q
            with log q >= -745, is too; inf here, before the series forms inf - inf
-           (tests/test_fp_flags.py::test_no_flag_with_two_extreme_arguments: alpha = 40, sigma = 1e-160) */
+           (tests/contract/test_fp_flags.py::test_no_flag_with_two_extreme_arguments: alpha = 40, sigma = 1e-160) */
         if (sigma < 1e-150 && -DPB_LN2 - 2.0 * log(sigma) > DPB_LOG_DBL_MAX) return DPB_INF;
         la = log_am1_int((long)alpha, q, 0.5 / sigma / sigma);
         return dpb_log1pexp(la) / (alpha - 1.0);

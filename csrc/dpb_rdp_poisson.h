@@ -31,11 +31,11 @@
  *           (1e6, ~0.15 s): a real order that would need more (e.g. sigma = 0.01 with a > ~21,
  *           sigma = 1e-6 at any real a) gives NaN at once, in both modes and in quad_log.
  *           Compat's series: at most 16384 terms, then the tail bound (a few ms per order).
- * ACCURACY  relative error vs mpmath (tests/test_rdp_kernels.py): integer a <= 1e-13 (measured 8.3e-14,
+ * ACCURACY  relative error vs mpmath (tests/rdp/test_rdp_kernels.py): integer a <= 1e-13 (measured 8.3e-14,
  *           q in [1e-9, 0.9], a <= 256); real a exact <= 1e-12 (measured 4.0e-15, q in [1e-9, 0.9],
  *           sigma in [0.5, 30], a <= 20.5); compat vs the infinite |C| series <= 1e-10 (3.0e-11;
  *           negseries_log vs its defining integral at sigma in [1e3, 2^53], q in [0.1, 0.9],
- *           a in [1.5, 100.5]: tests/test_rdp_negseries.py).
+ *           a in [1.5, 100.5]: tests/rdp/test_rdp_negseries.py).
  * EDGES     NaN in -> NaN out; q outside [0, 1], sigma <= 0, a < 1 -> NaN; q = 0 -> 0;
  *           q = 1 -> a/(2 sigma^2); a = inf -> inf; a > DPB_RDP_ALPHA_MAX (1e6) -> NaN.
  */

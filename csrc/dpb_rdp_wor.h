@@ -29,7 +29,7 @@ enum { DPB_WOR_THEOREM9 = 0, DPB_WOR_IMPROVED = 1, DPB_WOR_LOWER = 2 };
  * clamped by the base eps(a) and by eps'(inf) = log(1 + g(e^{epsinf}-1)).
  * METHOD   running log-sum-exp of the positive terms, then log1p.  O(a).
  * ACCURACY relative error <= 1e-12 vs an mpmath evaluation for a <= 256 (measured 4.5e-14), <= 5e-12
- *          at a = 1000 (measured 1.4e-12: lgamma values of ~6e3 nats); tests/test_rdp_kernels.py. */
+ *          at a = 1000 (measured 1.4e-12: lgamma values of ~6e3 nats); tests/rdp/test_rdp_kernels.py. */
 double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_inf,
                             const double *lfact);
 
@@ -40,7 +40,7 @@ double dpb_rdp_wor_thm9_int(long a, double gamma, const double *eps, double eps_
  *          with a rigorous bound on the rounding error of the terms and of the sum
  *          (|sum| + err), so it never under-states D^l: the improved bound built on it
  *          stays an upper bound even where the alternating sum cancels.  O(lmax^2).
- * ACCURACY never below the exact D^l (tests/test_rdp_kernels.py::test_wor_generic_improved_is_valid_upper);
+ * ACCURACY never below the exact D^l (tests/rdp/test_rdp_kernels.py::test_wor_generic_improved_is_valid_upper);
  *          relative excess ~ 1e-16 * sum_i |terms_i| / D^l: 1e-9 at l = 4 for sigma <= 5, but
  *          meaningless where the sum cancels completely (large sigma and l).  The Gaussian kernel
  *          therefore uses quadrature instead (dpb_rdp_wor_gaussian). */
@@ -104,7 +104,7 @@ void dpb_rdp_work_free(dpb_rdp_work *w);
  * E[(L-1)^l] (no cancellation at any sigma).
  * ACCURACY relative error <= 1e-12 vs mpmath for sigma in [0.5, 50], gamma in [1e-3, 0.1],
  *          alpha <= 256 (measured: Theorem 9 4.5e-14, Theorem 27 1.1e-13, lower 8.3e-14;
- *          tests/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath). */
+ *          tests/rdp/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath). */
 double dpb_rdp_wor_gaussian(double alpha, double sigma, double gamma, int bound,
                             dpb_rdp_work *w);
 

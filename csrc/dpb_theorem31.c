@@ -69,7 +69,7 @@ static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, d
         mu2 = c->eps * inv_m1;
         /* below 1e-290 mu^2 may be subnormal (sigma ~ 1e150, M ~ 1e15), and sqrt(mu^2) would carry
            its lost digits into T1: mu from the two square roots; mu^2 then enters only T3-T5, as
-           an absolute error below 1e-300 (tests/test_fuzz_regressions.py::test_theorem31_terms_at_huge_sigma_vs_mpmath) */
+           an absolute error below 1e-300 (tests/special/test_special_fuzz_regressions.py::test_theorem31_terms_at_huge_sigma_vs_mpmath) */
         mu = mu2 < 1e-290 ? sqrt(c->eps) * sqrt(inv_m1) : sqrt(mu2);
     }
     if (mu > 1e60) {                     /* vacuous; avoid overflowing mu^4 */
@@ -77,7 +77,7 @@ static double t31_terms_given(const dpb_t31_sigma *c, double rounds, double L, d
     } else {
         /* beyond sigma = 1e150, coef mu from the limit sqrt(8/pi) sigma of the exact coefficient:
            T1 = 2 B sqrt(8/pi)/sqrt(M - 1), where the product coef * mu would underflow mu or
-           overflow coef (tests/test_fuzz_regressions.py::test_theorem31_t1_at_huge_sigma_is_its_limit);
+           overflow coef (tests/special/test_special_fuzz_regressions.py::test_theorem31_t1_at_huge_sigma_is_its_limit);
            the simplified coefficient, ~5 sigma^4, is inf there */
         terms[0] = 2.0 * DPB_BE_CONSTANT * (c->sigma > 1e150 && c->exact ? DPB_SQRT_8_PI * sqrt(inv_m1)
                                                                        : dpb_mul_sat(c->coef, mu));

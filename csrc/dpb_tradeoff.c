@@ -50,7 +50,7 @@ double dpb_multi_epoch_tradeoff(double a, double delta, double epochs)
     if (delta == 1.0) return 0.0;
     p = log1p(-delta);
     /* E log(1 - delta) < -745: the power underflows to 0; decided without the product, which
-       overflows for huge E (tests/test_c_core_edges.py::test_multi_epoch_tradeoff_at_huge_epochs_raises_no_flag) */
+       overflows for huge E (tests/special/test_c_core_edges.py::test_multi_epoch_tradeoff_at_huge_epochs_raises_no_flag) */
     p = (epochs > 1.0 ? p < -745.0 / epochs : epochs * p < -745.0) ? 0.0 : exp(epochs * p);   /* (-745/E overflows at tiny E) */
     r = p - a;
     return r > 0.0 ? r : 0.0;
@@ -110,7 +110,7 @@ double dpb_tradeoff_clt_slope(double a, double sigma, double rounds)
     if (a == 1.0 && sigma > 0.0 && rounds > 1.0) return 0.0;
     /* refused below DPB_CLT_SIGMA_MIN like the curve: the same panels lose accuracy there
        (relative 3.4e-5 at sigma = 0.001, a = 0.1, M = 3 against mpmath), and below sigma = 1.3e-154
-       1/sigma^2 overflows (tests/test_fp_flags.py::test_clt_slope_refused_below_sigma_min_like_the_curve) */
+       1/sigma^2 overflows (tests/contract/test_fp_flags.py::test_clt_slope_refused_below_sigma_min_like_the_curve) */
     if (dpb_quad_setup(&q, a, sigma, rounds, DPB_CLT_SIGMA_MIN, &out)) {
         if (isnan(out)) return out;
         return -1.0;                   /* mu = 0: f = 1 - a */

@@ -14,7 +14,7 @@
  * Contract shared by every function here: NaN in -> NaN out; a outside [0, 1] ->
  * NaN; exact endpoints are exact (f(0) = 1, f(1) = 0 for the curves of a mechanism);
  * parameters outside the domain -> quiet NaN (DPB_NAN, no floating-point flag).
- * Accuracy figures are checked against mpmath by tests/test_tradeoff*.py.
+ * Accuracy figures are checked against mpmath by tests/tradeoff/test_tradeoff*.py.
  */
 #ifndef DPB_TRADEOFF_H
 #define DPB_TRADEOFF_H
@@ -74,7 +74,7 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *         and of width ~sigma ln 2 in the doubly exponential right tail; the grid
  *         bounds the width for the n(z) factor and for the slow exponential on the left.
  *         The level crossings also place panels in the tail when |x s + 1/D| < 1 at small
- *         sigma and M, which a grid around z_c alone misses (tests/test_tradeoff.py::
+ *         sigma and M, which a grid around z_c alone misses (tests/tradeoff/test_tradeoff.py::
  *         test_clt_vs_mpmath, hard point a = 0.499053, sigma = 0.31154, M = 3).  The points
  *         z_c +- w_z 2^k, |k| <= 6, serve only to place the slope's exponent offset.
  *         Panels to the left of the point where g drops below 8.5 contribute their
@@ -87,8 +87,8 @@ double dpb_gaussian_max_gap(double mu, double delta);
  *         that w overflows, A is formed as exp(t - ln D) with ln D in closed form.
  *         Truncated, when w overflows: ln(1 + r) with ln r = ln x + ln D - ln(M (M-1))/2.
  * ACCURACY  absolute <= 1e-14 vs mpmath for a in [1e-300, 1 - 1e-15],
- *           sigma in [0.3, 50], M in [3, 1e15] (tests/test_tradeoff.py); also measured
- *           <= 1.7e-14 on [DPB_CLT_SIGMA_MIN, 0.3) (tests/test_tradeoff.py::test_clt_small_sigma_vs_mpmath).
+ *           sigma in [0.3, 50], M in [3, 1e15] (tests/tradeoff/test_tradeoff.py); also measured
+ *           <= 1.7e-14 on [DPB_CLT_SIGMA_MIN, 0.3) (tests/tradeoff/test_tradeoff.py::test_clt_small_sigma_vs_mpmath).
  * EDGES  a = 0 -> 1, a = 1 -> 0; sigma <= 0 or M <= 1 -> NaN;
  *        0 < sigma < DPB_CLT_SIGMA_MIN (0.03) -> NaN: there the panels lose accuracy (measured
  *        1.7e-10 at sigma = 0.01, 4e-6 at 0.001), so the value is refused, not returned;

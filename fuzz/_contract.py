@@ -64,7 +64,7 @@ def describe(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return f"{name}({', '.join(parts)})"
 
 
-# Open findings (each a strict xfail in tests/test_fuzz_regressions.py where a unit test can
+# Open findings (each a strict xfail in tests/*/test_*_fuzz_regressions.py where a unit test can
 # show it; slow calls cannot be, by the no-timed-unit-tests rule): a
 # finding matching one of these is reported once per process on stderr, not raised, so that a
 # run stops on NEW things.  DPBOUNDS_FUZZ_STRICT=1 raises them like any other.
@@ -108,7 +108,7 @@ def check(ok: Any, what: str, call: str = "") -> None:
 # The floating-point-flag rule (docs/fuzzing.md): a raw ufunc raises the overflow flag only where
 # its true value is finite but beyond the largest double (inf is then that value rounded, as in
 # numpy's own arithmetic); never divide-by-zero or invalid.  These are the ufuncs where that can
-# happen (tests/test_fp_flags.py lists the arguments and checks each); any other flag is a finding.
+# happen (tests/contract/test_fp_flags.py lists the arguments and checks each); any other flag is a finding.
 GENUINE_OVERFLOW_UFUNCS = frozenset({"min_dataset_size", "rdp_laplace"})
 _FP_FLAG = re.compile(r"^(overflow|invalid value|divide by zero) encountered in (\w+)$")
 

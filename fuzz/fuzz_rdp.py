@@ -15,7 +15,7 @@ Sizes: the orders are kept <= 256 and sigma >= 0.05 for the Poisson-subsampled G
 hang at tiny sigma / huge alpha is a known finding being fixed by another developer), sigma >= 1e-5
 for the without-replacement bound (it hangs at sigma = 1e-9: found here, recorded), steps <= 1e6.
 The mechanism objects are built only with valid arguments here (that they accept q = 1.5 or
-sigma < 0 is the same developer's fix; tests/test_fuzz_regressions.py records it).
+sigma < 0 is the same developer's fix; tests/rdp/test_rdp_fuzz_regressions.py records it).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from dpbounds import rdp  # noqa: E402
 _ALPHA_MAX = 256.0
 _SIGMA_MIN = 0.05
 # subsampled_gaussian_wor never returns at sigma = 1e-9 (0.3 s at 1e-6): a finding of this
-# harness (tests/test_fuzz_regressions.py, xfail); kept out so that a run reports new things
+# harness (tests/rdp/test_rdp_fuzz_regressions.py, xfail); kept out so that a run reports new things
 _WOR_SIGMA_MIN = 1e-5
 
 
@@ -112,7 +112,7 @@ def fuzz_conversion(d: Draw) -> None:
         ev = np.asarray(eps)
         check(ev >= 0, f"negative epsilon {ev}", call)
         # not through order inf: there the delta conversion drops the total-variation shortcut
-        # (a recorded finding: tests/test_fuzz_regressions.py), so the round trip is loose
+        # (a recorded finding: tests/rdp/test_rdp_fuzz_regressions.py), so the round trip is loose
         if ev.ndim == 0 and math.isfinite(float(ev)) and np.all(np.isfinite(o)):
             back = rdp.delta(r, o, float(ev), conv)
             # the objectives are accurate to 4 ulps of their largest term: an error de in epsilon
@@ -182,7 +182,7 @@ def fuzz_accountant(d: Draw) -> None:
             if back > d1 * (1 + 1e-6):
                 # get_epsilon's answer must be certified at the order it chose; that get_delta's own
                 # order search can miss that order (stopping at the total-variation minimum near
-                # alpha = 1) is a recorded finding (tests/test_fuzz_regressions.py, xfail)
+                # alpha = 1) is a recorded finding (tests/rdp/test_rdp_fuzz_regressions.py, xfail)
                 _, order = acc.get_epsilon(d1, return_order=True)
                 at = rdp.delta(acc.rdp([order]), [order], e1, acc.conversion)
                 check(at <= d1 * (1 + 1e-6) + _SUBNORMAL_SLACK, f"get_epsilon({d1}) = {e1} is not certified at its order {order}: "

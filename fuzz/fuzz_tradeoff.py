@@ -133,7 +133,7 @@ def fuzz_gdp(d: Draw) -> None:
         check(((dd >= 0) & (dd <= 1)).all(), f"delta outside [0, 1]: {dd}", call)
         # non-increasing up to the documented accuracy (relative error <= 1e-13 for each value),
         # not to a fixed number of ulps: 8 ulps at eps = 1e-4 and 1e-4 + 1.8e-18 (true difference
-        # 0.06 ulp) is within it (tests/test_fuzz_regressions.py checks that point)
+        # 0.06 ulp) is within it (tests/tradeoff/test_tradeoff_fuzz_regressions.py checks that point)
         # below mu = 0.1 the docstring's bound grows with the conditioning |u|/mu of the
         # difference, u = mu/2 - eps/mu (e.g. 2.7e-13 at mu = 0.0018, where |u|/mu = 170)
         m = _num(mu)

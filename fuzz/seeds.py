@@ -564,7 +564,7 @@ def seeds(harness: str) -> list[Seed]:
         # families: random_allocation (twice), poisson, pld, calibration.  _sigma: 0.7 (20 / 0.7) ** p.
         # Not here: RandomAllocationPLD(0.74, 16, 3).epsilon(0.5), the log-domain lattice's cells
         # (p = log(0.7406 / 0.7) / log(20 / 0.7), then 1, 16, 1, 3, 1, 0.5) -- 4 s, over 30 s under
-        # ASan, too slow for the gate; tests/test_fuzz_regressions.py checks it with a small cap.
+        # ASan, too slow for the gate; tests/accountant/test_accountant_fuzz_regressions.py checks it with a small cap.
         pass
     elif harness == "sweep_axes":
         for name, axis, spec in (("axis-4e7-points", "epochs", "0:0:41126071"),

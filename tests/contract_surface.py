@@ -1,9 +1,9 @@
 """The public surface and its declared input constraints, in one importable place.
 
 Read by ``tools/gen_contract.py`` (which runs the bad inputs and writes what happens into
-the contract page of the documentation), by ``tests/test_contract_table.py`` (which checks
+the contract page of the documentation), by ``tests/contract/test_contract_table.py`` (which checks
 every row of that page: the exception type and the parameter named) and by
-``tests/test_input_contract.py`` (the validated wrappers' rejections, array forms included).
+``tests/contract/test_input_contract.py`` (the validated wrappers' rejections, array forms included).
 Two sources, so nothing is declared twice:
 
 * the validated wrappers and raw ufuncs of the declaration table
@@ -11,7 +11,7 @@ Two sources, so nothing is declared twice:
 * the constructors and functions that are not table-driven, below: a factory taking
   keyword arguments, a valid point, and the constraint each parameter obeys.
   ``OBJECTS`` must reject every bad value; ``DOCUMENTED`` too, except the documented answers
-  listed in ``tests/test_contract_table.py`` (``ACCEPTED``).
+  listed in ``tests/contract/test_contract_table.py`` (``ACCEPTED``).
 """
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ I1 = Constraint.INTEGER_GE_1
 Factory = tuple[Callable[..., Any], dict[str, Any], dict[str, Constraint]]
 
 # name -> (factory taking keyword arguments, valid keyword arguments, {parameter: constraint});
-# asserted by tests/test_contract_table.py::test_every_bad_input_on_the_page
+# asserted by tests/contract/test_contract_table.py::test_every_bad_input_on_the_page
 OBJECTS: dict[str, Factory] = {
     "rdp.Gaussian": (rdp.Gaussian, {"sigma": 1.0}, {"sigma": F}),
     "rdp.Laplace": (rdp.Laplace, {"b": 1.0}, {"b": F}),
@@ -104,7 +104,7 @@ def _first(it: Any) -> Any:
 
 
 # What these do with each bad value is run and published on the contract page, and checked row by
-# row (tests/test_contract_table.py).  The constraint is the documented domain of the parameter;
+# row (tests/contract/test_contract_table.py).  The constraint is the documented domain of the parameter;
 # the factories stay cheap (no law builds: accountants are constructed, not queried), so the page
 # regenerates in a second.
 DOCUMENTED: dict[str, Factory] = {
@@ -179,7 +179,7 @@ def _planner_plan(**kw: Any) -> Any:
 # each scalar-only parameter must refuse a 1-element and a 3-element array, a list, a string,
 # a bool and (unless its default is None) None with DPBoundsError naming it, and accept a 0-d
 # array as the scalar it holds (same answer).  ``heavy``: the 0-d acceptance runs a computation
-# of seconds, checked by the slow test only.  Asserted by tests/test_input_contract.py.
+# of seconds, checked by the slow test only.  Asserted by tests/contract/test_input_contract.py.
 SCALAR_ONLY: dict[str, tuple[Callable[..., Any], dict[str, Any], tuple[str, ...], bool]] = {
     "RandomAllocationAccountant": (_ra, {"noise_multiplier": 1.1, "rounds_per_epoch": 100, "epochs": 2,
                                          "tolerance": 2e-3, "max_lattice": 2 ** 20},

@@ -7,8 +7,8 @@ measures it against an independent reference (which hands its maximum to the
 ``record_accuracy`` fixture under ``key``), and a phrase of the docstring that states it.
 ``tools/gen_contract.py`` publishes them with their measurements on the contract page.  The
 measuring test fails when its measurement exceeds the claim (``tests/accuracy_record.py``);
-``tests/test_generated.py`` when the named test does not exist or does not measure, and
-``tests/test_contract_table.py`` when the claim is no longer in its docstring, or when a public
+``tests/project/test_generated.py`` when the named test does not exist or does not measure, and
+``tests/contract/test_contract_table.py`` when the claim is no longer in its docstring, or when a public
 docstring states an accuracy that is in neither list (``public_accuracy_statements``).
 """
 from __future__ import annotations
@@ -41,65 +41,65 @@ CLAIMS = [
     DocClaim("dpbounds.rdp.epsilon", "ulp", 8,
              "above the exact conversion (never below), ulp of the objective's largest term; orders in "
              "[1 + 1e-10, 1e16], RDP in [1e-12, 1e8], delta in [1e-307, 0.5]",
-             "tests/test_rdp_outward.py::test_random_sample_never_below_and_within_k_ulp",
+             "tests/rdp/test_rdp_outward.py::test_random_sample_never_below_and_within_k_ulp",
              "at most 8 ulp of the objective's"),
     DocClaim("dpbounds.rdp.delta", "ulp", 8,
              "log delta above the exact one (never below), ulp of max(1, largest term of log delta), beyond "
              "4 ulp of delta; orders in [1 + 1e-10, 1e16], RDP in [1e-12, 1e8], epsilon in [1e-12, 1e3]",
-             "tests/test_rdp_outward.py::test_random_sample_never_below_and_within_k_ulp",
+             "tests/rdp/test_rdp_outward.py::test_random_sample_never_below_and_within_k_ulp",
              "at most 8 ulp of the largest term of log delta"),
     DocClaim("dpbounds.rdp.subsampled_gaussian_wor", "relative", 1e-12,
              "integer orders 2..256, sigma in [0.5, 50], gamma in [1e-3, 0.1]; all three bounds",
-             "tests/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath",
+             "tests/rdp/test_rdp_kernels.py::test_wor_gaussian_vs_mpmath",
              "relative\n        error <= 1e-12"),
     DocClaim("dpbounds.rdp.subsampled_wor", "relative", 1e-12,
              "Theorem 9 for the Laplace and randomized-response mechanisms, integer orders",
-             "tests/test_rdp_kernels.py::test_wor_table_general_mechanisms_vs_mpmath",
+             "tests/rdp/test_rdp_kernels.py::test_wor_table_general_mechanisms_vs_mpmath",
              "Relative error <= 1e-12 vs mpmath"),
     DocClaim("dpbounds.gaussian_f0delta_tradeoff", "relative", 2e-13 + 4.5e-16,
              "a in [1e-300, 0.9] x mu in [1e-8, 30] x delta in [1e-12, 0.5], where the value >= 1e-300",
-             "tests/test_docstring_accuracy.py::test_gaussian_f0delta_tradeoff_vs_mpmath",
+             "tests/project/test_docstring_accuracy.py::test_gaussian_f0delta_tradeoff_vs_mpmath",
              "that of :func:`gaussian_tradeoff` plus 2 ulp"),
     DocClaim("dpbounds.exact_max_gap", "relative", 1e-8,
              "M = 2, sigma in {3, 20}, against scipy quadrature of the exact integral",
-             "tests/test_exact.py::test_tv_m2_vs_quadrature",
+             "tests/accountant/test_exact.py::test_tv_m2_vs_quadrature",
              "Relative error <= 1e-8"),
     DocClaim("dpbounds.lognormal_moments", "relative", 1e-14,
              "sigma in [0.07, 1e4], all six fields",
-             "tests/test_lognormal.py::test_lognormal_moments_fields",
+             "tests/special/test_lognormal.py::test_lognormal_moments_fields",
              "Relative error <= 1e-14 against mpmath"),
     DocClaim("dpbounds.composition.advanced", "ulp", 4,
              "eps in [1e-8, 32], k in [1, 1e6], delta' in [1e-12, 0.1]; relative, in units of 2^-52",
-             "tests/test_composition.py::test_subsample_naive_advanced_vs_mpmath",
+             "tests/accountant/test_composition.py::test_subsample_naive_advanced_vs_mpmath",
              "Relative error <= 4 ulp against mpmath"),
     DocClaim("dpbounds.composition.subsample", "ulp", 4,
              "eps in [1e-8, 700], gamma in [1e-9, 1]; relative, in units of 2^-52",
-             "tests/test_composition.py::test_subsample_naive_advanced_vs_mpmath",
+             "tests/accountant/test_composition.py::test_subsample_naive_advanced_vs_mpmath",
              "Relative error <= 4 ulp against mpmath for eps <= 700"),
     DocClaim("dpbounds.composition.optimal", "relative", 1e-10,
              "eps in [1e-3, 0.5], k in [40, 1000], target in [1e-6, 1e-3]; root by mpmath bisection",
-             "tests/test_composition.py::test_optimal_vs_mpmath_root",
+             "tests/accountant/test_composition.py::test_optimal_vs_mpmath_root",
              "Relative error <= 1e-10 against an mpmath root"),
     DocClaim("dpbounds.composition.optimal_delta", "relative", 1e-12,
              "eps in [1e-3, 2], delta in [0, 1e-4], k in [60, 5000], eps_g in [0, 5]",
-             "tests/test_composition.py::test_optimal_delta_vs_mpmath_sum",
+             "tests/accountant/test_composition.py::test_optimal_delta_vs_mpmath_sum",
              "Relative error <= 1e-12 against an mpmath evaluation of the sum"),
     DocClaim("dpbounds.outer.delta_bound_outer", "ulp", 0,
              "vs dpbounds.delta_bound at the same points (bit-identical); its own accuracy is delta_bound's",
-             "tests/test_outer.py::test_delta_bound_outer_is_the_broadcast_delta_bound",
+             "tests/special/test_outer.py::test_delta_bound_outer_is_the_broadcast_delta_bound",
              "every value is bit-identical to :func:`dpbounds.delta_bound`"),
     DocClaim("dpbounds.outer.rounds_required_outer", "ulp", 0,
              "vs dpbounds.rounds_required at the same points (bit-identical)",
-             "tests/test_outer.py::test_rounds_required_outer_is_the_broadcast_rounds_required",
+             "tests/special/test_outer.py::test_rounds_required_outer_is_the_broadcast_rounds_required",
              "bit-identical to :func:`dpbounds.rounds_required`"),
     DocClaim("dpbounds.outer.min_dataset_size_outer", "ulp", 0,
              "vs dpbounds.min_dataset_size at the same points (bit-identical)",
-             "tests/test_outer.py::test_min_dataset_size_outer_is_the_broadcast_min_dataset_size",
+             "tests/special/test_outer.py::test_min_dataset_size_outer_is_the_broadcast_min_dataset_size",
              "bit-identical to :func:`dpbounds.min_dataset_size`"),
     DocClaim("dpbounds.RandomAllocationAccountant.gdp_mu", "relative", 0.01,
              "mu >= 0.1, sigma in [0.7, 5], M in [10, 1000]: gap above the largest mu the pointwise "
              "curve (tradeoff_exact with its error bound, 4001 points) requires",
-             "tests/test_gdp_mu.py::test_gdp_mu_certified_and_tight",
+             "tests/accountant/test_gdp_mu.py::test_gdp_mu_certified_and_tight",
              "<= 0.01 where mu >= 0.1"),
 ]
 
@@ -117,7 +117,7 @@ NOT_CLAIMS: dict[str, str] = {
     "dpbounds.normal": "module overview: a table of the ufunc claims (declaration table)",
     "dpbounds.accountant.PoissonPLD": "describes how its certified error bound is built (64 ulp per step)",
     "dpbounds.sampling.poisson_steps": "the rule that counts a quotient within 4 ulp of a whole number as it "
-                                       "(exact step counts: tests/test_cli_dpsgd.py::test_step_rule_functions)",
+                                       "(exact step counts: tests/cli/test_cli_dpsgd.py::test_step_rule_functions)",
     "dpbounds.sampling.random_allocation_steps": "the same counting rule as poisson_steps",
 }
 

@@ -16,7 +16,7 @@ value / status bits returned.  The accuracy part joins the claims of
 ``src/dpbounds/_ufunc_table.py`` and the docstring claims of the other public functions
 (``tests/docstring_claims.py``) with the maxima the accuracy tests measured, as last published in
 ``docs/_data/measured_accuracy.json`` (``--measure``; the tests themselves assert each claim).
-``tests/test_contract_table.py`` checks every row (:func:`rows`): the exception type, the
+``tests/contract/test_contract_table.py`` checks every row (:func:`rows`): the exception type, the
 parameter named, and that no probe crashes or hangs.  Run with the package importable
 (``PYTHONPATH=src``).
 """
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="rerun the accuracy tests with --record-accuracy first (a few minutes), publishing "
                          "their maxima in docs/_data/measured_accuracy.json")
     ap.add_argument("--json", type=pathlib.Path,
-                    help="instead of the page, write every probe's outcome as JSON (tests/test_contract_table.py)")
+                    help="instead of the page, write every probe's outcome as JSON (tests/contract/test_contract_table.py)")
     args = ap.parse_args(argv)
     if args.json:
         args.json.write_text(json.dumps([{**r._asdict(), "outcome": r.outcome._asdict()} for r in all_rows()]))

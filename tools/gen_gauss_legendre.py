@@ -1,7 +1,7 @@
 """Generate csrc/dpb_gl20.h: 20-point Gauss-Legendre nodes and weights on [-1, 1].
 
 Run from anywhere:  python tools/gen_gauss_legendre.py [--output PATH]
-(default: csrc/dpb_gl20.h of this checkout; tests/test_generated_tables.py checks that the
+(default: csrc/dpb_gl20.h of this checkout; tests/project/test_generated_tables.py checks that the
 committed header is what this script writes).
 Nodes are the roots of P_20 polished with mpmath at 40 digits (numpy's leggauss
 supplies the starting points); weights are 2 / ((1 - x^2) P_20'(x)^2).  Only the

@@ -14,7 +14,7 @@ this series there instead.  The function is odd and entire; the coefficients of 
 are computed with mpmath at 80 digits and written with 25 significant digits.
 
 Run from anywhere:  python tools/gen_rho3_series.py [--output PATH]
-(default: csrc/dpb_rho3_series.h of this checkout; tests/test_generated_tables.py checks that
+(default: csrc/dpb_rho3_series.h of this checkout; tests/project/test_generated_tables.py checks that
 the committed header is what this script writes).
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ Reads ``src/dpbounds/_ufunc_table.py`` (the ufuncs, the shared constants and cho
 * ``docs/accuracy.md``         -- the accuracy table of the documentation.
 
 The table is imported without importing the ``dpbounds`` package itself (whose
-``__init__`` needs the compiled modules this script generates).  ``tests/test_generated.py``
+``__init__`` needs the compiled modules this script generates).  ``tests/project/test_generated.py``
 calls the ``render_*`` functions with the installed table and compares.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ Run from a checkout after building:  PYTHONPATH=src python tools/make_figures.py
 --companion it also writes the companion paper's figures ("Subsampled Rényi Differential
 Privacy and Analytical Moments Accountant", Figures 1 and 2, both regimes) shown in
 docs/composition.md.
-tests/test_figures.py runs it into a temporary folder and checks the figures' numbers.
+tests/cli/test_figures.py runs it into a temporary folder and checks the figures' numbers.
 """
 from __future__ import annotations
 

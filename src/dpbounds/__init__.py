@@ -36,7 +36,7 @@ from dpbounds.allocation_bound import (
 
 #: Everything else is imported when it is first used (PEP 562), so that ``import dpbounds``
 #: costs little more than ``import numpy``: public name -> (module, attribute); attribute None
-#: for a module itself.  tests/test_import.py checks that each resolves.
+#: for a module itself.  tests/project/test_import.py checks that each resolves.
 _LAZY: dict[str, tuple[str, str | None]] = {
     "ufuncs": ("dpbounds._ufuncs", None),
     "lognormal_rho3": ("dpbounds._ufuncs", "lognormal_rho3"),

@@ -60,7 +60,7 @@ def log_pmf(j: FArr, n: int, log_p: float, log_q: float, np_: float, nq: float) 
     ``log_p``, ``log_q`` are log p and log(1 - p), and ``np_``, ``nq`` are n p and n (1 - p),
     passed in so that a caller with p close to 0 or 1 supplies them without rounding.
     Absolute error of the result <= 1e-14 max(1, |result|) (tested against mpmath
-    in tests/test_composition.py).
+    in tests/accountant/test_composition.py).
     """
     nf = float(n)
     inner = (j > 0) & (j < nf)

@@ -18,7 +18,7 @@ __all__ = ["call"]
 
 
 #: The ufuncs that can raise a floating-point flag at all: only a genuine overflow, where the true
-#: value is finite but beyond the double range (tests/test_fp_flags.py checks every other ufunc
+#: value is finite but beyond the double range (tests/contract/test_fp_flags.py checks every other ufunc
 #: raises none).  numpy's warning for it is issued at the caller's line, not this module's.
 MAY_OVERFLOW = frozenset({"min_dataset_size", "rdp_laplace"})
 

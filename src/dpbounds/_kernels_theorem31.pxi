@@ -9,7 +9,7 @@
 # and Python numbers, and a Python frame would cost as much again as the whole call.  The
 # entries compute exactly what the Python functions compute (the same C functions); the
 # numbers never depend on which path answered (tools/check_identical.py, and
-# tests/test_theorem31.py::test_fast_path_matches_array_path).
+# tests/special/test_theorem31.py::test_fast_path_matches_array_path).
 
 cdef int _BAD_INPUT = [s.bit for s in _errors.STATUS_BITS if s.name == "BAD_INPUT"][0]
 
@@ -32,7 +32,7 @@ cdef inline bint _as_double(object o, double *out):
 
 
 # Scalar twins of the Constraint predicates the fast paths need (the rule's text and its
-# array form live in dpbounds._validation; tests/test_validation.py checks these agree with
+# array form live in dpbounds._validation; tests/contract/test_validation.py checks these agree with
 # Constraint.holds on a grid of hard values).  Outside them the entries call the Python
 # function, whose checks produce the message.
 cdef inline bint _finite_positive(double x) noexcept nogil:

@@ -11,7 +11,7 @@ this table
 * ``csrc/dpb_status.h`` (the one status-bit table shared by C and Python),
 * ``docs/accuracy.md`` (the accuracy table of the documentation),
 
-and ``tests/test_generated.py`` regenerates them and fails on any difference.  The
+and ``tests/project/test_generated.py`` regenerates them and fails on any difference.  The
 infrastructure tests (broadcasting, ``out=``, ``where=``, dtypes, NaN propagation,
 stubs, naming) iterate over :data:`UFUNCS`.
 
@@ -56,7 +56,7 @@ class Accuracy:
     """An accuracy claim: ``bound`` in ``unit`` ("ulp", "relative", "absolute") on ``regime``.
 
     ``test`` is the ``file::function`` that checks the claim against an independent
-    high-precision evaluation; ``tests/test_generated.py`` verifies that it exists.
+    high-precision evaluation; ``tests/project/test_generated.py`` verifies that it exists.
     """
 
     unit: str
@@ -98,7 +98,7 @@ class UfuncSpec:
 #: C macro): Python reads these, never a copy.  Each is defined once: in its C header, or, for
 #: the limits of the validation vocabulary (which must be known before anything is compiled),
 #: in :mod:`dpbounds._validation`, from where ``tools/gen_ufuncs.py`` writes it into
-#: ``csrc/dpb_domain.h`` (:data:`DEFINED_HERE`).  tests/test_shared_constants.py checks both.
+#: ``csrc/dpb_domain.h`` (:data:`DEFINED_HERE`).  tests/project/test_shared_constants.py checks both.
 CONSTANTS: tuple[tuple[str, str, str], ...] = (
     ("BERRY_ESSEEN_CONSTANT", "DPB_BE_CONSTANT", "Berry-Esseen constant B of Theorem 3.1 (Shevtsova)."),
     ("ROUNDS_MAX", "DPB_ROUNDS_MAX", "Largest number of rounds searched, 2**53."),
@@ -120,8 +120,8 @@ KERNEL_CHOICES: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
      (("theorem9", "DPB_WOR_THEOREM9"), ("improved", "DPB_WOR_IMPROVED"), ("lower", "DPB_WOR_LOWER"))),
 )
 
-_T31 = "tests/test_theorem31.py::test_delta_min_and_terms_accuracy"
-_LN = "tests/test_lognormal.py::test_accuracy"
+_T31 = "tests/special/test_theorem31.py::test_delta_min_and_terms_accuracy"
+_LN = "tests/special/test_lognormal.py::test_accuracy"
 _SIGMA_BOX = "sigma in [0.07, 1e4]"
 _T31_BOX = "sigma in [0.07, 1e4], M in [3, 1e15]"
 
@@ -144,29 +144,29 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
     # ------------------------------------------------------------ normal distribution
     UfuncSpec("ndtr", "dpb_ndtr", (Arg("x", C.ANY),),
               "Standard normal CDF Phi(x); subnormal results below x = -37.5.", (0.5,),
-              accuracy=Accuracy("ulp", 4, "x in [-37.5, 8.3]", "tests/test_normal.py::test_ndtr_accuracy"),
+              accuracy=Accuracy("ulp", 4, "x in [-37.5, 8.3]", "tests/special/test_normal.py::test_ndtr_accuracy"),
               python="dpbounds.ndtr", group="normal"),
     UfuncSpec("log_ndtr", "dpb_log_ndtr", (Arg("x", C.ANY),),
               "log Phi(x), without underflow in the lower tail.", (-3.0,),
-              accuracy=Accuracy("ulp", 4, "x in [-1e5, 8]", "tests/test_normal.py::test_log_ndtr_accuracy"),
+              accuracy=Accuracy("ulp", 4, "x in [-1e5, 8]", "tests/special/test_normal.py::test_log_ndtr_accuracy"),
               python="dpbounds.log_ndtr", group="normal"),
     UfuncSpec("ndtri", "dpb_ndtri", (Arg("p", C.CLOSED_UNIT),),
               "Inverse normal CDF Phi^{-1}(p); -inf at 0, inf at 1, NaN outside [0, 1].", (0.3,),
               accuracy=Accuracy("ulp", 4, "p in [1e-300, 1 - 2**-53] and subnormal p",
-                                "tests/test_normal.py::test_ndtri_accuracy"),
+                                "tests/special/test_normal.py::test_ndtri_accuracy"),
               python="dpbounds.ndtri", group="normal"),
     UfuncSpec("ndtri_complement", "dpb_ndtri_complement", (Arg("a", C.CLOSED_UNIT),),
               "Phi^{-1}(1 - a) = -Phi^{-1}(a), without cancellation for tiny a.", (1e-10,),
               accuracy=Accuracy("ulp", 4, "a in [1e-300, 1 - 2**-53]",
-                                "tests/test_normal.py::test_ndtri_complement_no_cancellation"),
+                                "tests/special/test_normal.py::test_ndtri_complement_no_cancellation"),
               python="dpbounds.ndtri_complement", group="normal"),
     UfuncSpec("normal_pdf", "dpb_normal_pdf", (Arg("x", C.ANY),),
               "Standard normal density n(x) = exp(-x^2/2)/sqrt(2 pi).", (1.0,),
-              accuracy=Accuracy("ulp", 4, "x in [-38, 38]", "tests/test_normal.py::test_normal_pdf"),
+              accuracy=Accuracy("ulp", 4, "x in [-38, 38]", "tests/special/test_normal.py::test_normal_pdf"),
               python="dpbounds.normal_pdf", group="normal"),
     UfuncSpec("normal_mills", "dpb_normal_mills", (Arg("x", C.ANY),),
               "Lower-tail Mills ratio R(x) = Phi(x)/n(x).", (-2.0,),
-              accuracy=Accuracy("ulp", 8, "x in [-1e4, 38]", "tests/test_tradeoff.py::test_mills_ratio_vs_mpmath"),
+              accuracy=Accuracy("ulp", 8, "x in [-1e4, 38]", "tests/tradeoff/test_tradeoff.py::test_mills_ratio_vs_mpmath"),
               group="normal"),
     # ------------------------------------------------------------ lognormal likelihood ratio
     UfuncSpec("lognormal_variance", "dpb_lognormal_variance", (SIGMA_LN,),
@@ -226,7 +226,7 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
                 f"Closed-form rounds (eq. (4)) 1 + ((2 B coef sqrt(w-1) + sqrt((w-1)/(2 pi)))/delta)^2, coef_{v}.",
                 (1.0, 0.01), fixed=(m,), choices=(("coefficient", v),), python="dpbounds.rounds_closed_form",
                 accuracy=Accuracy("relative", 1e-14, "sigma in [0.07, 1e4], delta in [1e-12, 0.5]",
-                                  "tests/test_rounds.py::test_closed_form_accuracy"), group="rounds")
+                                  "tests/special/test_rounds.py::test_closed_form_accuracy"), group="rounds")
       for v, m in _COEF],
     *[UfuncSpec(f"rounds_required_{v}{t}", "dpb_rounds_required", (SIGMA, Arg("delta", C.OPEN_UNIT)),
                 f"Smallest integer M with delta_min(sigma, M) <= delta (coef_{v}) and Theorem 3.1 valid "
@@ -242,19 +242,19 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
     UfuncSpec("compose_delta", "dpb_compose_delta", (Arg("delta", C.CLOSED_UNIT), Arg("epochs", C.INTEGER_GE_1)),
               "1 - (1 - delta)^E: the delta of f_{0,delta} composed E times.", (1e-6, 4.0),
               accuracy=Accuracy("relative", 1e-15, "delta in [1e-300, 1), E in [1, 1e15]",
-                                "tests/test_epochs.py::test_compose_delta"),
+                                "tests/special/test_epochs.py::test_compose_delta"),
               python="dpbounds.compose_delta", group="rounds"),
     UfuncSpec("per_epoch_delta", "dpb_per_epoch_delta",
               (Arg("delta_total", C.CLOSED_UNIT), Arg("epochs", C.INTEGER_GE_1)),
               "1 - (1 - delta_total)^(1/E): the per-epoch delta giving delta_total after E epochs.", (1e-5, 4.0),
               accuracy=Accuracy("relative", 1e-15, "delta in [1e-300, 1), E in [1, 1e15]",
-                                "tests/test_epochs.py::test_compose_delta"),
+                                "tests/special/test_epochs.py::test_compose_delta"),
               python="dpbounds.per_epoch_delta", group="rounds"),
     # ------------------------------------------------------------ trade-off curves
     UfuncSpec("gaussian_tradeoff", "dpb_gaussian_tradeoff", (A, Arg("mu", C.NONNEGATIVE)),
               "G_mu(a) = Phi(Phi^{-1}(1 - a) - mu); NaN for a outside [0, 1] or mu < 0.", (0.1, 1.0),
               accuracy=Accuracy("relative", 2e-13, "G >= 1e-300, a in [1e-300, 1 - 1e-16], mu in [0, 30]",
-                                "tests/test_tradeoff.py::test_gaussian_tradeoff_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_gaussian_tradeoff_vs_mpmath"),
               python="dpbounds.gaussian_tradeoff", group="tradeoff"),
     UfuncSpec("f0delta_tradeoff", "dpb_f0delta_tradeoff", (A, Arg("delta", C.CLOSED_UNIT)),
               "f_{0,delta}(a) = max(1 - a - delta, 0): one rounding of (1 - a) - delta.", (0.1, 0.01),
@@ -269,33 +269,33 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
               python="dpbounds.multi_epoch_tradeoff", group="tradeoff"),
     UfuncSpec("gaussian_max_gap", "dpb_gaussian_max_gap", (Arg("mu", C.NONNEGATIVE), Arg("delta", C.CLOSED_UNIT)),
               "max_a (1 - a - (G_mu (x) f_{0,delta})(a)) = 1 - (1 - delta) 2 Phi(-mu/2).", (1.0, 0.01),
-              accuracy=Accuracy("ulp", 4, "mu in [0, 60], delta in [0, 1]", "tests/test_tradeoff.py::test_max_gap_vs_mpmath"),
+              accuracy=Accuracy("ulp", 4, "mu in [0, 60], delta in [0, 1]", "tests/tradeoff/test_tradeoff.py::test_max_gap_vs_mpmath"),
               python="dpbounds.gaussian_max_gap", group="tradeoff"),
     UfuncSpec("tradeoff_clt", "dpb_tradeoff_clt", (A, SIGMA_CLT, ROUNDS2),
               "Central-limit trade-off integral of random allocation (untruncated); an approximation. "
               f"NaN for sigma < {CLT_SIGMA_MIN}, where its quadrature loses accuracy.",
               (0.1, 1.0, 1000.0), fixed=("0",), choices=(("truncated", "false"),),
               accuracy=Accuracy("absolute", 1e-14, "a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15]",
-                                "tests/test_tradeoff.py::test_clt_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_clt_vs_mpmath"),
               python="dpbounds.tradeoff_clt", group="tradeoff"),
     UfuncSpec("tradeoff_clt_truncated", "dpb_tradeoff_clt", (A, SIGMA_CLT, ROUNDS2),
               "Central-limit trade-off integral truncated at z_max; an approximation. "
               f"NaN for sigma < {CLT_SIGMA_MIN}, where its quadrature loses accuracy.",
               (0.1, 1.0, 1000.0), fixed=("1",), choices=(("truncated", "true"),),
               accuracy=Accuracy("absolute", 1e-14, "a in [1e-300, 1 - 1e-15], sigma in [0.3, 50], M in [3, 1e15]",
-                                "tests/test_tradeoff.py::test_clt_truncated_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_clt_truncated_vs_mpmath"),
               python="dpbounds.tradeoff_clt", group="tradeoff"),
     UfuncSpec("tradeoff_clt_slope", "dpb_tradeoff_clt_slope", (A, SIGMA_CLT, ROUNDS2),
               f"Derivative f'(a) of the untruncated central-limit curve; NaN for sigma < {CLT_SIGMA_MIN}, "
               "where its quadrature loses accuracy.", (0.1, 1.0, 1000.0),
               accuracy=Accuracy("relative", 1e-12, "a in [1e-12, 1 - 1e-12], sigma in [0.3, 50], M in [3, 1e15]",
-                                "tests/test_tradeoff.py::test_clt_slope_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_clt_slope_vs_mpmath"),
               python="dpbounds.tradeoff_clt_slope", group="tradeoff"),
     UfuncSpec("tradeoff_edgeworth", "dpb_tradeoff_edgeworth", (A, SIGMA, ROUNDS),
               "Edgeworth-corrected trade-off integral; an approximation, NaN where p_M is not invertible "
               "(see edgeworth_status).", (0.1, 1.0, 1000.0),
               accuracy=Accuracy("absolute", 1e-13, "c_M = gamma1/(6 sqrt M) <= 2.2",
-                                "tests/test_tradeoff.py::test_edgeworth_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_edgeworth_vs_mpmath"),
               python="dpbounds.tradeoff_edgeworth", group="tradeoff"),
     UfuncSpec("edgeworth_status", "dpb_edgeworth_status", (Arg("a", C.ANY), Arg("sigma", C.ANY), Arg("rounds", C.ANY)),
               "Bitmask of the reasons tradeoff_edgeworth is NaN; 0 = defined.", (0.1, 1.0, 1000.0),
@@ -304,7 +304,7 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
     UfuncSpec("edgeworth_p", "dpb_edgeworth_p", (Arg("y", C.ANY), SIGMA, Arg("n", C.FINITE_POSITIVE)),
               "The Edgeworth polynomial p_n(y) of the lognormal likelihood ratio.", (0.5, 1.0, 100.0),
               accuracy=Accuracy("relative", 1e-14, "sigma in [0.3, 50], n in [1, 1e15], |y| <= 40",
-                                "tests/test_tradeoff.py::test_edgeworth_polynomial_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_edgeworth_polynomial_vs_mpmath"),
               group="tradeoff"),
     *[UfuncSpec(f"tradeoff_lower_bound_{v}", "dpb_tradeoff_lower_bound", (A, SIGMA, ROUNDS2),
                 f"max(1 - a - delta_min, 0) with coef_{v} where Theorem 3.1 applies; NaN elsewhere.",
@@ -315,17 +315,17 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
     UfuncSpec("gdp_delta", "dpb_gdp_delta", (Arg("eps", C.REAL), Arg("mu", C.NONNEGATIVE)),
               "delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) of mu-GDP.", (1.0, 1.0),
               accuracy=Accuracy("relative", 1e-13, "delta >= 1e-300 (times max(1, |u|/mu) outside mu <= 0.01, 0 <= eps <= 1/2)",
-                                "tests/test_tradeoff.py::test_gdp_delta_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_gdp_delta_vs_mpmath"),
               python="dpbounds.gdp_delta", group="gdp"),
     UfuncSpec("gdp_log_delta", "dpb_gdp_log_delta", (Arg("eps", C.REAL), Arg("mu", C.NONNEGATIVE)),
               "log delta(eps) of mu-GDP, finite far below the double range of delta.", (1.0, 1.0),
               accuracy=Accuracy("relative", 1e-13, "1e-300 <= delta <= 0.5 (times max(1, |u|/mu) outside mu <= 0.01, 0 <= eps <= 1/2)",
-                                "tests/test_tradeoff.py::test_gdp_delta_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_gdp_delta_vs_mpmath"),
               group="gdp"),
     UfuncSpec("gdp_epsilon", "dpb_gdp_epsilon", (Arg("delta", C.CLOSED_UNIT), Arg("mu", C.NONNEGATIVE)),
               "Smallest eps >= 0 with delta(eps; mu) <= delta under mu-GDP.", (1e-5, 1.0),
               accuracy=Accuracy("relative", 1e-13, "delta in [1e-300, delta(0)), mu in [2.2e-308, 50]",
-                                "tests/test_tradeoff.py::test_gdp_epsilon_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_gdp_epsilon_vs_mpmath"),
               python="dpbounds.gdp_epsilon", group="gdp"),
     UfuncSpec("gdp_mu_random_allocation", "dpb_gdp_mu_random_allocation",
               (SIGMA, ROUNDS2, Arg("epochs", C.FINITE_NONNEGATIVE)),
@@ -340,30 +340,30 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
               (SIGMA, Arg("sample_rate", C.CLOSED_UNIT), Arg("steps", C.FINITE_NONNEGATIVE)),
               "Dong-Roth-Su central-limit mu for Poisson subsampling (an approximation).", (1.0, 0.01, 1000.0),
               accuracy=Accuracy("relative", 1e-14, "sigma in [0.05, 1e4]",
-                                "tests/test_tradeoff.py::test_mu_poisson_drs_vs_mpmath"),
+                                "tests/tradeoff/test_tradeoff.py::test_mu_poisson_drs_vs_mpmath"),
               python="dpbounds.gdp_mu_poisson_drs", group="gdp"),
     # ------------------------------------------------------------ Renyi DP
     UfuncSpec("rdp_gaussian", "dpb_rdp_gaussian", (Arg("alpha", C.ORDER), SIGMA),
               "RDP of the Gaussian mechanism, alpha/(2 sigma^2).", (2.0, 1.0),
-              accuracy=Accuracy("ulp", 2, "alpha in [1, inf), sigma > 0", "tests/test_rdp_kernels.py::test_base_edges"),
+              accuracy=Accuracy("ulp", 2, "alpha in [1, inf), sigma > 0", "tests/rdp/test_rdp_kernels.py::test_base_edges"),
               python="dpbounds.rdp.gaussian", group="rdp"),
     UfuncSpec("rdp_laplace", "dpb_rdp_laplace", (Arg("alpha", C.ORDER), Arg("b", C.FINITE_POSITIVE)),
               "RDP of the Laplace mechanism with scale b (L1 sensitivity 1).", (2.0, 1.0),
               accuracy=Accuracy("relative", 1e-14, "b in [1e-3, 1e6], alpha in [1, 1e4]",
-                                "tests/test_rdp_kernels.py::test_laplace_vs_mpmath"),
+                                "tests/rdp/test_rdp_kernels.py::test_laplace_vs_mpmath"),
               python="dpbounds.rdp.laplace", group="rdp"),
     UfuncSpec("rdp_randomized_response", "dpb_rdp_randomized_response",
               (Arg("alpha", C.ORDER), Arg("p", C.OPEN_UNIT)),
               "RDP of binary randomized response, truthful with probability p.", (2.0, 0.75),
               accuracy=Accuracy("relative", 1e-14, "p in [1e-6, 1 - 1e-6], alpha in [1, 1e4]",
-                                "tests/test_rdp_kernels.py::test_randomized_response_vs_mpmath"),
+                                "tests/rdp/test_rdp_kernels.py::test_randomized_response_vs_mpmath"),
               python="dpbounds.rdp.randomized_response", group="rdp"),
     UfuncSpec("rdp_poisson_gaussian_exact", "dpb_rdp_poisson_gaussian",
               (Arg("alpha", C.ORDER), SIGMA, Arg("q", C.CLOSED_UNIT)),
               "RDP of the Poisson-subsampled Gaussian (add/remove), exact at every real alpha >= 1.",
               (2.5, 1.0, 0.01), fixed=("DPB_POISSON_EXACT",), choices=(("mode", "exact"),),
               accuracy=Accuracy("relative", 1e-12, "q in [1e-9, 0.9], sigma in [0.5, 30], alpha <= 256",
-                                "tests/test_rdp_kernels.py::test_poisson_integer_vs_mpmath"),
+                                "tests/rdp/test_rdp_kernels.py::test_poisson_integer_vs_mpmath"),
               python="dpbounds.rdp.poisson_gaussian", group="rdp"),
     UfuncSpec("rdp_poisson_gaussian_compat", "dpb_rdp_poisson_gaussian",
               (Arg("alpha", C.ORDER), SIGMA, Arg("q", C.CLOSED_UNIT)),
@@ -373,14 +373,14 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
               accuracy=Accuracy("relative", 1e-10, "sigma in [0.7, 5], q in [1e-6, 0.05], fractional alpha "
                                 "in [1.5, 10.5], against the infinite |C| series (outside that box, near q = 1/2 at "
                                 "sigma >= 1e3, up to 1e-9 above it was measured)",
-                                "tests/test_rdp_kernels.py::test_poisson_compat_and_signed_series"),
+                                "tests/rdp/test_rdp_kernels.py::test_poisson_compat_and_signed_series"),
               python="dpbounds.rdp.poisson_gaussian", group="rdp"),
     UfuncSpec("rdp_poisson_quad_log", "dpb_rdp_poisson_quad_log",
               (Arg("alpha", C.ORDER), SIGMA, Arg("q", C.CLOSED_UNIT)),
               "log(A_alpha - 1) of the Poisson-subsampled Gaussian by quadrature (alpha > 1), log KL at alpha = 1.",
               (2.5, 1.0, 0.01),
               accuracy=Accuracy("relative", 1e-12, "q in [1e-9, 0.9], sigma in [0.5, 30], alpha <= 20.5",
-                                "tests/test_rdp_kernels.py::test_poisson_fractional_exact_vs_quadrature"),
+                                "tests/rdp/test_rdp_kernels.py::test_poisson_fractional_exact_vs_quadrature"),
               group="rdp"),
     UfuncSpec("rdp_poisson_negseries_log", "dpb_rdp_poisson_negseries_log",
               (Arg("alpha", C.ORDER), SIGMA, Arg("q", C.CLOSED_UNIT)),
@@ -390,7 +390,7 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
                 (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("delta", C.OPEN_UNIT)),
                 doc, (8.0, 0.5, 1e-5), fixed=(m,), choices=(("conversion", v),),
                 accuracy=Accuracy("ulp", 4, "alpha in [1.01, 1e4], rdp in [1e-6, 1e3], delta in [1e-300, 0.5]; "
-                                  "ulp of the largest term", "tests/test_rdp_kernels.py::test_conversion_objectives_vs_mpmath"),
+                                  "ulp of the largest term", "tests/rdp/test_rdp_kernels.py::test_conversion_objectives_vs_mpmath"),
                 group="rdp")
       for v, m, doc in (
           ("classic", "DPB_CONV_CLASSIC", "rdp + log(1/delta)/(alpha - 1): the classic RDP -> (eps, delta) "
@@ -401,7 +401,7 @@ UFUNCS: tuple[UfuncSpec, ...] = tuple([
                 (Arg("alpha", C.ORDER), Arg("rdp", C.NONNEGATIVE), Arg("eps", C.NONNEGATIVE)),
                 doc, (8.0, 0.5, 1.0), fixed=(m,), choices=(("conversion", v),),
                 accuracy=Accuracy("ulp", 4, "alpha in [1.01, 1e4], rdp in [1e-6, 1e3], eps in [1e-300, 0.5]; "
-                                  "ulp of the largest term", "tests/test_rdp_kernels.py::test_conversion_objectives_vs_mpmath"),
+                                  "ulp of the largest term", "tests/rdp/test_rdp_kernels.py::test_conversion_objectives_vs_mpmath"),
                 group="rdp")
       for v, m, doc in (
           ("classic", "DPB_CONV_CLASSIC", "(alpha - 1)(rdp - eps), clipped at 0: the classic log delta at one order."),

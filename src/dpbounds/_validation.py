@@ -47,7 +47,7 @@ def _finite(x: FArr) -> Any:
 
 #: Smallest sigma at which the central-limit trade-off integral and its slope answer: below it
 #: their quadrature loses accuracy.  The C core reads this value (tools/gen_ufuncs.py writes it
-#: into csrc/dpb_domain.h as DPB_CLT_SIGMA_MIN); tests/test_shared_constants.py checks they agree.
+#: into csrc/dpb_domain.h as DPB_CLT_SIGMA_MIN); tests/project/test_shared_constants.py checks they agree.
 CLT_SIGMA_MIN = 0.03
 
 

@@ -127,7 +127,7 @@ def delta_bound(sigma: Any, rounds: Any, coefficient: str = "exact", *, on_inval
     Notes
     -----
     Accuracy: relative error <= 1e-14 against a 50-digit mpmath evaluation of the same
-    formula for sigma in [0.07, 1e4] and M in [3, 1e15] (tests/test_theorem31.py).  Use
+    formula for sigma in [0.07, 1e4] and M in [3, 1e15] (tests/special/test_theorem31.py).  Use
     :func:`dpbounds.theorem31` for the terms, the validity status and its reason.  For
     dask/xarray inputs call the raw ufunc ``dpbounds.ufuncs.delta_bound_exact`` (NaN for
     invalid or bad input).
@@ -204,7 +204,7 @@ def rounds_closed_form(sigma: Any, delta: Any, coefficient: str = "exact") -> An
 
     Notes
     -----
-    Relative error <= 1e-14 against mpmath (tests/test_rounds.py).
+    Relative error <= 1e-14 against mpmath (tests/special/test_rounds.py).
     """
     check_choice("coefficient", coefficient, _COEFFICIENT_CHOICES)
     sa, da = check_args(_SIGMA_DELTA, sigma=sigma, delta=delta)
@@ -332,7 +332,7 @@ def lognormal_moments(sigma: Any) -> LognormalMoments:
     Notes
     -----
     Relative error <= 1e-14 against mpmath for sigma in [0.07, 1e4]
-    (tests/test_lognormal.py; measured: docs/contract.md).
+    (tests/special/test_lognormal.py; measured: docs/contract.md).
     """
     s = check_finite_positive("sigma", sigma)
     e = _ufuncs.lognormal_variance(s)

@@ -203,7 +203,7 @@ class TradeoffCurve:
             # e^eps overflows beyond ~709, but e^eps a need not (a vertex at a subnormal a):
             # exp(eps + log a) there, so that delta(epsilon(d)) <= d holds where epsilon
             # answered a finite eps above 700 (a clamp at 700 would make delta too large;
-            # tests/test_fuzz_regressions.py::test_tradeoff_curve_epsilon_at_a_subnormal_vertex)
+            # tests/tradeoff/test_tradeoff_fuzz_regressions.py::test_tradeoff_curve_epsilon_at_a_subnormal_vertex)
             with np.errstate(over="ignore"):
                 far = np.where(self.a > 0, np.exp(ev[..., None] + np.log(np.where(self.a > 0, self.a, 1.0))), 0.0)
             ea = np.where(big, far, ea)

@@ -24,7 +24,7 @@ def compose_delta(delta: Any, epochs: Any) -> Any:
 
     Notes
     -----
-    Relative error <= 1e-15 (tests/test_epochs.py), including delta = 1e-300.
+    Relative error <= 1e-15 (tests/special/test_epochs.py), including delta = 1e-300.
     """
     return call("compose_delta", delta=delta, epochs=epochs)
 

@@ -4,7 +4,7 @@ These are the raw ufuncs of the C core: they follow numpy conventions (NaN in ->
 NaN out, NaN outside the domain) instead of raising, like ``scipy.special``.
 
 =====================  ==================================  =========================================
-function               definition                          accuracy vs mpmath (tests/test_normal.py)
+function               definition                          accuracy vs mpmath (tests/special/test_normal.py)
 =====================  ==================================  =========================================
 ``ndtr(x)``            Phi(x)                              <= 4 ulp on [-37.5, 8.3]; subnormal below
 ``log_ndtr(x)``        log Phi(x)                          <= 4 ulp on [-1e5, 8]

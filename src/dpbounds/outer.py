@@ -38,7 +38,7 @@ _VALIDITY_AT = ("delta_min", "target")
 # ---- the tile kernels, unvalidated: shared by the public functions below and by dpbounds.sweeps
 # (which marks the axis values that break a constraint itself).  The axes are 1-D C-contiguous
 # float64 arrays, ``out`` a C-contiguous float64 array of shape (len(sigma), len(other axis));
-# the values follow the ufuncs' NaN conventions and equal them bit for bit (tests/test_outer.py).
+# the values follow the ufuncs' NaN conventions and equal them bit for bit (tests/special/test_outer.py).
 def delta_bound_tiles(sigma: FArr, rounds: FArr, coefficient: str, out: FArr,
                       status: NDArray[np.int8] | None = None) -> FArr:
     """``delta_bound_<coefficient>`` on the grid into ``out``; with ``status`` (int8, the grid's
@@ -140,7 +140,7 @@ def delta_bound_outer(sigma: Any, rounds: Any, coefficient: str = "exact", *,
     (the kernel performs the same floating-point operations in the same order); the measured
     maximum difference is 0 ulp, with the same NaN pattern and status bits, on seeded random
     grids and at hard points (sigma at the edge sqrt(3/ln M) and where condition (2) flips,
-    sigma from 1e-3 to 1e300, M = 3, 4 and up to 2**53 and beyond; tests/test_outer.py).  The
+    sigma from 1e-3 to 1e300, M = 3, 4 and up to 2**53 and beyond; tests/special/test_outer.py).  The
     bound itself has relative error <= 1e-14 against a 50-digit evaluation of the six-term
     formula (checked again there at a few points).  Speed (bench/test_bench_outer.py,
     docs/outer.md): about 50x the broadcasting expression on a 1e4 x 1e4 grid, 1.5 to 1.7
@@ -218,7 +218,7 @@ def rounds_required_outer(sigma: Any, delta: Any, coefficient: Literal["exact", 
     Notes
     -----
     Accuracy: bit-identical to :func:`dpbounds.rounds_required` at every point (0 ulp
-    measured; tests/test_outer.py), hence exactly minimal as documented there.  The saving is
+    measured; tests/special/test_outer.py), hence exactly minimal as documented there.  The saving is
     the sigma-only work only: the search costs 10 to 40 evaluations of delta_min per point, so
     expect a modest speed-up over broadcasting (docs/outer.md).
 
@@ -273,7 +273,7 @@ def min_dataset_size_outer(sigma: Any, rounds: Any, clip_norm: float = 1.0, nois
     Notes
     -----
     Accuracy: bit-identical to :func:`dpbounds.min_dataset_size` (the same correctly rounded
-    operations in the same order; 0 ulp measured, tests/test_outer.py).  Where N exceeds the
+    operations in the same order; 0 ulp measured, tests/special/test_outer.py).  Where N exceeds the
     double range it is ``inf`` and numpy's "overflow encountered" warning is issued once, as
     for the elementwise function.
 

@@ -86,7 +86,7 @@ def gaussian_tradeoff(a: ArrayLike, mu: ArrayLike) -> Any:
     float or ndarray
         ``G_mu(a)``.  ``Phi^{-1}(1 - a)`` is computed as ``-Phi^{-1}(a)`` so that
         ``a`` down to 1e-300 and up to ``1 - 1e-16`` lose nothing to cancellation;
-        relative error <= 2e-13 against mpmath where ``G >= 1e-300`` (tests/test_tradeoff.py).
+        relative error <= 2e-13 against mpmath where ``G >= 1e-300`` (tests/tradeoff/test_tradeoff.py).
         ``G_0(a) = 1 - a`` exactly.  See docs/tradeoff.md.
     """
     return call("gaussian_tradeoff", a=a, mu=mu)
@@ -300,7 +300,7 @@ def tradeoff_edgeworth(a: ArrayLike, sigma: ArrayLike, rounds: ArrayLike) -> Any
     meaningful approximation even where it is defined; in particular it is not a trade-off
     function and can exceed ``1 - a`` near ``a = 1`` (1.35e-4 at ``a = 0.99989``, sigma = 0.422,
     M = 124423, where ``gamma1/(6 sqrt M)`` = 2.14).  Monte Carlo (docs/tradeoff.md and
-    tests/test_tradeoff_mc.py) shows it tracks the true curve where G_mu and the CLT
+    tests/tradeoff/test_tradeoff_mc.py) shows it tracks the true curve where G_mu and the CLT
     integral do not, e.g. at M = 100, sigma = 2.
     """
     return call("tradeoff_edgeworth", a=a, sigma=sigma, rounds=rounds)

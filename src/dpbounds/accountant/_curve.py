@@ -72,7 +72,7 @@ def _in_blocks(fn: Callable[[FArr], tuple[FArr, FArr]], a: FArr) -> tuple[FArr, 
     """``fn(a)`` evaluated on consecutive blocks of ``a``, each sized from the previous one's time
     to take about :data:`_BLOCK_SECONDS`: the compiled code of one block holds the interpreter,
     and a pending KeyboardInterrupt is raised between blocks.  ``fn`` evaluates every point on
-    its own, so the result is that of one call (bit-identical; tests/test_input_contract.py)."""
+    its own, so the result is that of one call (bit-identical; tests/contract/test_input_contract.py)."""
     n = a.size
     f, err = np.empty(n), np.empty(n)
     i, size = 0, 32

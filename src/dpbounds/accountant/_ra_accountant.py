@@ -207,7 +207,7 @@ class RandomAllocationAccountant(PrivacyAccountant):
         Accuracy (``"exact"``): an upper bound on the smallest such mu; relative gap to the
         largest Phi^{-1}(1 - a) - Phi^{-1}(f + err) over 4001 points of the curve computed
         pointwise by :func:`tradeoff_exact` (with its error bound) <= 0.01 where mu >= 0.1 and
-        <= 0.2 where mu >= 0.005 (the curve's error bars dominate there; tests/test_gdp_mu.py,
+        <= 0.2 where mu >= 0.005 (the curve's error bars dominate there; tests/accountant/test_gdp_mu.py,
         docs/contract.md).  Where the curve's error bars exceed f itself near a = 1 - 1e-10
         (sigma <= 0.4 with M = 2, or sigma = 0.3 with M >= 1000) the certificate can only give
         mu ~ 31.  Cost: the single-epoch law (built once per (sigma, M), shared with one-epoch

@@ -128,7 +128,7 @@ def subsampled_epsilon(k: Any, *, gamma: float, delta: float = 1e-8, method: str
         guarantee for the chosen (eps0, delta0, slack) (the search can only make it tighter):
         the split of the budget is minimised on a grid of 145 logit-spaced shares refined by
         60 golden-section steps (30 for "optimal"); the minimum is within 1e-9 relative of a
-        dense scan (tests/test_composition.py).  The subsampling lemma and the composition
+        dense scan (tests/accountant/test_composition.py).  The subsampling lemma and the composition
         formulas are evaluated as in :func:`subsample`, :func:`advanced`, :func:`optimal`.
 
     Examples

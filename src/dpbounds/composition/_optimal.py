@@ -162,7 +162,7 @@ def _optimal_1(e: float, d: float, k: int, target: float) -> float:
         return math.inf if target < 1.0 else 0.0
     # tau = 1 - (1 - target) / (1 - delta)^k; where (1 - delta)^k underflows next to 1 - target
     # (x > 709) tau is hugely negative: no eps reaches the target
-    # (tests/test_input_contract.py, the optimal composition at k = 2^70)
+    # (tests/contract/test_input_contract.py, the optimal composition at k = 2^70)
     x = math.log1p(-target) - ls if target < 1.0 else -math.inf
     tau = (-math.expm1(x) if x < 709.0 else -math.inf) if target < 1.0 else 1.0
     if tau < 0.0:
@@ -222,7 +222,7 @@ def optimal_delta(epsilon: Any, delta: Any, k: Any, epsilon_total: Any) -> Any:
     -------
     float or ndarray
         delta_g.  Relative error <= 1e-12 against an mpmath evaluation of the sum (k up to 1e4,
-        tests/test_composition.py), and equal to a brute-force enumeration of the composed
+        tests/accountant/test_composition.py), and equal to a brute-force enumeration of the composed
         extremal mechanism for small k.  Cost O(sqrt(k)) per element: the binomial terms are
         summed in log space over a window whose omitted tail is certified < 1e-17 of the sum.
 
@@ -269,7 +269,7 @@ def optimal(epsilon: Any, delta: Any, k: Any, target_delta: Any) -> Any:
         function of eps_g is piecewise linear in e^{eps_g} between the breakpoints
         (2j - k) eps; a bisection over the O(log k) breakpoints finds the piece and the root
         on it is solved in closed form.  Relative error <= 1e-10 against an mpmath root
-        (tests/test_composition.py).
+        (tests/accountant/test_composition.py).
 
     Examples
     --------

@@ -116,7 +116,7 @@ def laplace(alpha: Any, b: Any) -> Any:
 
     ``eps(a) = log(a/(2a-1) e^{(a-1)/b} + (a-1)/(2a-1) e^{-a/b})/(a-1)``; ``a = 1`` gives
     ``1/b + e^{-1/b} - 1``, ``a = inf`` gives ``1/b``.  Relative error <= 1e-14 (vs mpmath,
-    tests/test_rdp_kernels.py), with no cancellation for large ``b``.
+    tests/rdp/test_rdp_kernels.py), with no cancellation for large ``b``.
     """
     return call("rdp_laplace", alpha=alpha, b=b)
 
@@ -153,7 +153,7 @@ def subsampled_gaussian_wor(alpha: Any, sigma: Any, gamma: Any, bound: str = "im
     -------
     float or ndarray
         lower <= improved <= theorem9 <= alpha/(2 sigma^2).  Accuracy vs mpmath: relative
-        error <= 1e-12 (integer orders; tests/test_rdp_kernels.py).  Bounds of "Subsampled Renyi
+        error <= 1e-12 (integer orders; tests/rdp/test_rdp_kernels.py).  Bounds of "Subsampled Renyi
         Differential Privacy and Analytical Moments Accountant" (Theorem 9) and their refinements.
 
     Notes
@@ -205,7 +205,7 @@ def subsampled_wor(alpha: Any, base_rdp: Callable[[Any], Any] | Mechanism | Any,
     -------
     float or ndarray
         Clamped by the base eps(alpha) (callables) and by log(1 + gamma(e^{eps_inf} - 1)).
-        Relative error <= 1e-12 vs mpmath (tests/test_rdp_kernels.py).
+        Relative error <= 1e-12 vs mpmath (tests/rdp/test_rdp_kernels.py).
     """
     V.check_choice("bound", bound, tuple(_BOUNDS))
     a, g = V.check_args({"alpha": _ORDER, "gamma": V.Constraint.CLOSED_UNIT}, alpha=alpha, gamma=gamma)

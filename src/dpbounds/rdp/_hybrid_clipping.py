@@ -4,7 +4,7 @@ The settings are those of "Geometry of Sensitivity: Twice Sampling and Hybrid Cl
 Differential Privacy with Optimal Gaussian Noise and Application to Deep Learning" (Xiao, Wan,
 Devadas, CCS 2023).  IMPORTANT: the paper's printed equations (Theorems 4.5/4.6, eq. (7),
 eq. (8), Theorem 5.3) were NOT available when this module was written.  Every explicit formula
-here is DERIVED by us from first principles and checked (tests/test_rdp_hybrid_clipping.py)
+here is DERIVED by us from first principles and checked (tests/rdp/test_rdp_hybrid_clipping.py)
 against every statement the paper makes in words, and numerically (low-dimensional quadrature
 of the exact divergences).  Compare with the paper before relying on the exact constants.
 """
@@ -190,7 +190,7 @@ def twice_sampling(alpha: Any, sigma: float, q1: float, q2: float, c_p: float, c
         E_Q[(P/Q)^alpha] = sum_k C(alpha,k) (1-q1)^{alpha-k} q1^k prod_l A_k(q2, |s_l|/sigma)
 
     evaluated at the worst-case vertex (convexity in u_l = s_l^2).  This is the (P||Q) ("remove")
-    direction; tests/test_rdp_hybrid_clipping.py checks by 2-D quadrature that (Q||P) is not larger on a
+    direction; tests/rdp/test_rdp_hybrid_clipping.py checks by 2-D quadrature that (Q||P) is not larger on a
     grid (alpha in {2, 3, 5, 8}, q1, q2 in {0.1, 0.5}, two coordinates), and that the value lies
     above Theorem 7 at rate q1 q2 and below the general Poisson bound over Theorem 7 at rate q2.
     Fractional alpha: CGF interpolation.  NOT the paper's printed (8), which was unavailable.

@@ -51,7 +51,7 @@ def short_number(x: float) -> str:
 #: Most work one evaluation of a curve at a set of orders may take, in units of one quadrature
 #: node of the Poisson-subsampled Gaussian (about 50 ns): about 20 s.  More is refused before
 #: it starts, naming the orders (rdp.poisson_gaussian, rdp.subsampled_gaussian_wor and the
-#: accountant's fixed orders; tests/test_rdp_compiled.py::test_work_limit_refuses_a_million_fractional_orders_at_once).
+#: accountant's fixed orders; tests/rdp/test_rdp_compiled.py::test_work_limit_refuses_a_million_fractional_orders_at_once).
 WORK_MAX = 4e8
 
 

@@ -12,11 +12,11 @@ kernels of csrc/dpb_rdp_outward.h, numpy ufuncs that broadcast over their argume
   exactly, not bounded;
 * every other operation contributes its textbook bound: ``u = 2^-53`` per correctly rounded
   operation, :data:`_F` per elementary function of the C library (``log``, ``log1p``,
-  ``expm1``, ``exp``; 2 ulp, measured on this build by tests/test_rdp_outward.py), a few
+  ``expm1``, ``exp``; 2 ulp, measured on this build by tests/rdp/test_rdp_outward.py), a few
   subnormal ulps absolute per subnormal result, first-order bounds widened by 1 %;
 * the final value is the smallest double above (computed value + error bound), exactly.
 
-Guarantee (tests/test_rdp_outward.py, mpmath at 50 digits): the epsilon objective is never
+Guarantee (tests/rdp/test_rdp_outward.py, mpmath at 50 digits): the epsilon objective is never
 below the exact real-arithmetic value and at most 8 ulp of its largest term above it; the
 log-delta objective likewise (it ranks the orders), and :func:`delta_at` gives the delta of the
 chosen order, never below the exact one (0 only where that is 0), its log at most 8 ulp of its
@@ -41,7 +41,7 @@ Array = NDArray[np.float64]
 #: unit roundoff of binary64
 _U = 2.0 ** -53
 #: relative error bound assumed of the C library's log, log1p, expm1 and exp (and numpy's): 2 ulp
-#: (an ulp is at most 2u relative); tests/test_rdp_outward.py measures both against mpmath and
+#: (an ulp is at most 2u relative); tests/rdp/test_rdp_outward.py measures both against mpmath and
 #: fails on a build that exceeds it.  The compiled kernels use the same constant (OUT_F).
 _F = 4.0 * _U
 
@@ -54,7 +54,7 @@ def eps_objective(alpha: ArrayLike, rdp: ArrayLike, delta: ArrayLike, conversion
     """The epsilon of one order (``rdp_eps_objective_<conversion>``), never below its exact value.
 
     At most (1 ulp of the result + twice the error bound of the terms added to ``rdp``) above
-    the exact value: a few ulp of the largest term, see tests/test_rdp_outward.py.
+    the exact value: a few ulp of the largest term, see tests/rdp/test_rdp_outward.py.
     """
     return np.asarray(_EPS[conversion](alpha, rdp, delta), dtype=np.float64)
 

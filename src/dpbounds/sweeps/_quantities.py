@@ -184,7 +184,7 @@ class _DeltaBound:
     ``delta_bound_*`` only where sigma is not finite > 0 or rounds not an integer >= 3 (NaN,
     status BAD_INPUT there): exactly the points that break the axes' constraints, which the
     engine overwrites.  Elsewhere the values are the same bits and the status bits are those
-    of :func:`_theorem31_status` (tests/test_sweep_fused.py).
+    of :func:`_theorem31_status` (tests/sweep/test_sweep_fused.py).
     """
 
     #: ``compute(args, options, out, status=...)`` fills ``status`` (see :data:`Quantity.compute`)
@@ -218,7 +218,7 @@ def _rounds_required(a: Mapping[str, Any], o: Mapping[str, Any], out: Out = None
 
 # ---- separable (outer) forms: the tile kernels of dpbounds.outer (its unvalidated *_tiles
 # functions, which its public functions call too), equal to the ufuncs above bit for bit, NaN
-# pattern included (tests/test_outer.py); the engine marks the axis values that break a constraint
+# pattern included (tests/special/test_outer.py); the engine marks the axis values that break a constraint
 def _outer_axes(*axes: Any) -> tuple[Any, ...]:
     return tuple(np.ascontiguousarray(x, dtype=np.float64) for x in axes)
 

@@ -186,7 +186,7 @@ def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: d
     arguments, which for a sweep's result (already aligned by construction) is most of the cost
     of returning a small grid (~0.3 ms; the separable kernels take ~1 ns a point).  Here each
     index is built as the constructor builds it (``PandasIndex.from_variables``) and the Dataset
-    from the parts; the result is identical (tests/test_sweep.py).  Should xarray's internals
+    from the parts; the result is identical (tests/sweep/test_sweep.py).  Should xarray's internals
     differ, the constructor is used.
     """
     try:

@@ -700,7 +700,7 @@ def _cell_masses(law: LognormalSum, h_target: float) -> tuple[FArr, float, FArr,
     factors (Higham, "Accuracy and Stability of Numerical Algorithms", section 24.1), plus ~4u
     |y|_2 from the rounded inputs (phases, sinc); N values' l1 error is at most sqrt(N) times
     that; doubled for safety; plus the truncated series.  (Measured against the same FFT in
-    long double: 1e-14 where this gives ~1e-12, tests/test_interval_masses.py.)
+    long double: 1e-14 where this gives ~1e-12, tests/accountant/test_interval_masses.py.)
     """
     P = law.P
     # an even 5-smooth size (pocketfft is fast on those; power-of-2 rounding wasted up to 2x),

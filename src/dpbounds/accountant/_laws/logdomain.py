@@ -280,7 +280,7 @@ class LogDomainPair(SingleEpochLaw):
     def _est(self, v: Any, d: Any) -> Any:
         # + 6e-13 |v|: errors both grids share, which their difference cannot see (round-off of the
         # cell sums with mixed-sign Newton-Cotes weights, the partial cell at a kink); at sigma =
-        # 0.8, M = 20, eps = 1 they reach 3.8e-13 relative (tests/test_laws.py checks the brackets
+        # 0.8, M = 20, eps = 1 they reach 3.8e-13 relative (tests/accountant/test_laws.py checks the brackets
         # of the two laws overlap).  The law claims no better than ~6e-13 relative.
         return np.abs(d) / 16.0 + (self.defect + 6e-13) * np.abs(v) + 1e-16
 
