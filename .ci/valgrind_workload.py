@@ -135,7 +135,7 @@ def outer() -> None:
 
 def accountants() -> None:
     from dpbounds import accountant
-    from dpbounds.accountant._laws.tilted import TiltedLognormalSum
+    from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
     for sigma, m, e in ((1.0, 100, 1), (1.0, 100, 2), (0.3, 2, 1), (0.4, 60, 1)):
         law = accountant.law_for(sigma, m)  # Fourier series, log-domain grid
@@ -145,7 +145,7 @@ def accountants() -> None:
         CALLS["law " + type(law).__name__] += 1
     # the tilted series serves small sigma with M beyond the log-domain budget (seconds of build
     # time, too long here): built directly at a small M
-    tilted = TiltedLognormalSum(0.3, 100)
+    tilted = TiltedFourierLaw(0.3, 100)
     assert tilted.converged
     tilted.delta(1.0)
     CALLS["law " + type(tilted).__name__] += 1

@@ -1,7 +1,7 @@
 /*
  * dpb_fourier_series.h -- real part of a Fourier sum at several points, for one to four
  * coefficient arrays at once (the series evaluation of the exact accountant's Fourier laws:
- * LognormalSum.wrapped_cdf_pair and TiltedLognormalSum.wrapped_cdf_pair).
+ * FourierLaw.wrapped_cdf_pair and TiltedFourierLaw.wrapped_cdf_pair).
  *
  *   out[k * nx + j] = Re sum_{n=1}^{N} c_k[n-1] exp(-2 pi i frac(n q_j)),   k < ncoef, j < nx,
  *

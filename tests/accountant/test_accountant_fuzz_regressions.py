@@ -22,7 +22,7 @@ def test_log_domain_lattice_cells_are_capped(monkeypatch):
     from dpbounds.accountant._laws import logdomain as L
 
     law = dpbounds.RandomAllocationPLD(0.7405932788014288, 16, 3)._law
-    assert isinstance(law, L.LogDomainPair)
+    assert isinstance(law, L.LogDomainLaw)
     monkeypatch.setattr(L, "_MAX_CELLS", 2 ** 12)
     seen = []
     real = law.lattice_masses

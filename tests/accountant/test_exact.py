@@ -105,9 +105,9 @@ def test_fourier_series_vs_mpmath():
 
 def test_fourier_series_matches_numpy_in_the_laws():
     # the kernel against the numpy outer-product expression it replaced, on the CDF scale
-    from dpbounds.accountant._laws.fourier import LognormalSum
+    from dpbounds.accountant._laws.fourier import FourierLaw
 
-    law = LognormalSum(1.0, 100.0)
+    law = FourierLaw(1.0, 100.0)
     x = np.array([law.xlo, -20.0, -1.0, 0.0, 0.5, 3.0, 77.7, 1000.0, law.xhi])
     n = np.arange(1, law.n_eff + 1, dtype=float)
     e = np.exp(-2j * np.pi * np.mod(np.outer(x / law.P, n), 1.0))

@@ -17,9 +17,9 @@ from test_exact import _assert_matches_monte_carlo
 from dpbounds import PrecisionWarning
 from dpbounds import accountant as A
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
-from dpbounds.accountant._laws.logdomain import LogDomainPair, LogDomainSum, grid_for
+from dpbounds.accountant._laws.logdomain import LogDomainLaw, LogDomainSum, grid_for
 from dpbounds.accountant._laws.select import fourier_law
-from dpbounds.accountant._laws.tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
 
 # ---------------------------------------------------------------- mpmath oracle, M = 2
@@ -82,7 +82,7 @@ def test_m2_tradeoff_vs_mpmath(sigma, logc_rel):
     if not 1e-13 < a < 1 - 1e-13:
         pytest.skip("threshold outside the double-precision range of a")
     f, err = tradeoff_exact(a, sigma, 2)
-    assert isinstance(A.law_for(sigma, 2.0), LogDomainPair)
+    assert isinstance(A.law_for(sigma, 2.0), LogDomainLaw)
     assert err <= 1e-11
     assert abs(f - f_ref) <= err
 
@@ -119,8 +119,8 @@ def test_small_m_vs_monte_carlo(sigma, M, n):
 # ---------------------------------------------------------------- against the Fourier laws
 @pytest.mark.parametrize("sigma,M", [(0.5, 100), (0.4, 300), (0.3, 2000)])
 def test_agrees_with_tilted_series(sigma, M):
-    ld = LogDomainPair(sigma, M)
-    tl = TiltedLognormalSum(sigma, M)
+    ld = LogDomainLaw(sigma, M)
+    tl = TiltedFourierLaw(sigma, M)
     assert not tl.truncated
     # P0[S <= M + x], P1[S <= M + x] at thresholds inside both laws' served ranges
     x = np.array([-0.5 * M, -0.1 * M, 0.0, 0.3 * M, min(2.0 * M, 0.9 * tl.xhi)])
@@ -143,10 +143,10 @@ def test_agrees_with_untilted_series_at_moderate_sigma():
     # sigma = 1, M = 10: the untilted series is accurate to ~1e-12 there; the log-domain law
     # (forced here) must match it, and its error estimates must cover the difference
     s, M = 1.0, 10
-    ld = LogDomainPair(s, M)
+    ld = LogDomainLaw(s, M)
     a = np.array([1e-9, 1e-6, 1e-3, 0.05, 0.3, 0.6, 0.9, 0.999])
     f_u, e_u = tradeoff_exact(a, s, M)
-    assert not isinstance(A.law_for(s, float(M)), LogDomainPair)
+    assert not isinstance(A.law_for(s, float(M)), LogDomainLaw)
     f_l, e_l = ld.tradeoff_value(a)
     assert np.all(np.abs(f_l - f_u) <= e_l + e_u)
     d_l, ed = ld.delta_value(0.0)
@@ -156,7 +156,7 @@ def test_agrees_with_untilted_series_at_moderate_sigma():
 def test_error_estimate_covers_a_finer_grid():
     # the returned estimate of the default grid vs a grid with half the step (4x finer than coarse)
     s, M = 0.3, 1000
-    ld = LogDomainPair(s, M)
+    ld = LogDomainLaw(s, M)
     K, u0, n = grid_for(s, M, ld.fine.h / 2)
     ref = LogDomainSum(s, M, K, u0, n)
     a = np.array([1e-8, 1e-4, 0.01, 0.2, 0.5, 0.9, 0.999])
@@ -174,7 +174,7 @@ def test_error_estimate_covers_a_finer_grid():
 def test_previously_refused_cases_now_served(sigma, M):
     a = np.array([0.0, 1e-6, 1e-3, 0.01, 0.1, 0.5, 0.9, 1 - 1e-6, 1.0])
     f, err = tradeoff_exact(a, sigma, M)
-    assert isinstance(A.law_for(sigma, float(M)), LogDomainPair)
+    assert isinstance(A.law_for(sigma, float(M)), LogDomainLaw)
     assert np.all(err <= 1e-9)
     assert f[0] == 1.0 and f[-1] == 0.0
     assert np.all(np.diff(f) <= err[1:] + err[:-1])
@@ -207,9 +207,9 @@ def test_far_epsilon_and_overflowing_eps():
 def test_composition_from_logdomain_matches_untilted_lattice():
     s, M, E = 1.0, 10, 3
     p_u = RandomAllocationPLD(s, M, E)
-    assert not isinstance(p_u._law, LogDomainPair)
+    assert not isinstance(p_u._law, LogDomainLaw)
     p_l = RandomAllocationPLD(s, M, E)
-    p_l._law = LogDomainPair(s, M)
+    p_l._law = LogDomainLaw(s, M)
     p_l._lattice = {}
     for eps in (0.5, 2.0, 5.0):
         lo_u, hi_u = p_u.delta(eps)
@@ -225,7 +225,7 @@ def test_composition_from_logdomain_matches_untilted_lattice():
 @pytest.mark.parametrize("sigma,M,E", [(0.3, 1000, 5), (0.4, 20, 10)])
 def test_small_sigma_composition_bracket(sigma, M, E):
     pld = RandomAllocationPLD(sigma, M, E)
-    assert isinstance(pld._law, LogDomainPair)
+    assert isinstance(pld._law, LogDomainLaw)
     lo, hi = pld.epsilon(1e-5)
     assert 0 < lo <= hi < math.inf and hi - lo <= 0.005 * hi
     # composition never lowers epsilon: eps_E(delta) >= eps_1(delta)
@@ -252,7 +252,7 @@ def test_composition_large_m_small_sigma_uses_spread_tail():
     # beyond the log-domain budget the untilted lattice is used; its outside mass is placed along a
     # certified survival bound instead of +inf (was (0, inf) at sigma = 0.3, M >= 1e6)
     pld = RandomAllocationPLD(0.4, 1e6, 2)
-    assert not isinstance(pld._law, LogDomainPair)
+    assert not isinstance(pld._law, LogDomainLaw)
     # (with both masses of every lattice interval known, this now meets 0.2 %; it was ~0.35 % wide
     # and said so when the cells' loss spans set the width)
     res = pld.epsilon(1e-5)
@@ -268,7 +268,7 @@ def test_spread_tail_lattice_overlaps_logdomain_lattice():
     # two lattices for the same pair: the untilted window + spread tail (forced) and the log-domain law
     s, M, E = 0.4, 3000, 3
     p_l = RandomAllocationPLD(s, M, E)
-    assert isinstance(p_l._law, LogDomainPair)
+    assert isinstance(p_l._law, LogDomainLaw)
     p_u = RandomAllocationPLD(s, M, E)
     p_u._law = fourier_law(s, float(M))
     p_u._lattice = {}

@@ -26,7 +26,7 @@ from dpbounds._kernels import (
 from dpbounds.accountant import RandomAllocationPLD, exact_max_gap, tradeoff_exact
 from dpbounds.accountant._laws import select as S
 from dpbounds.accountant._laws.select import fourier_law as _law
-from dpbounds.accountant._laws.tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
 
 def _law_best(sigma, M):
@@ -187,7 +187,7 @@ def test_cf_tilted_grid_edges():
                                       pytest.param(0.7, (0.5, 1.2, 2.9, 6.0), marks=pytest.mark.slow),
                                       (0.8, (0.5, 1.2, 2.9, 6.0))])
 def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
-    assert isinstance(_law_best(sigma, 2.0), TiltedLognormalSum)  # the tilted path is exercised
+    assert isinstance(_law_best(sigma, 2.0), TiltedFourierLaw)  # the tilted path is exercised
     tv, e = exact_max_gap(sigma, 2, return_error=True)
     ref = _tv_m2_quadrature(sigma)
     assert e <= 1e-9 * ref
@@ -203,7 +203,7 @@ def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
 @pytest.mark.parametrize("sigma", [0.4, pytest.param(0.5, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("M,n", [(10, 1_000_000), pytest.param(100, 200_000, marks=pytest.mark.slow)])
 def test_small_sigma_vs_monte_carlo(sigma, M, n):  # Monte Carlo: one case fast, the rest slow
-    assert isinstance(_law_best(sigma, float(M)), TiltedLognormalSum)
+    assert isinstance(_law_best(sigma, float(M)), TiltedFourierLaw)
     _assert_matches_monte_carlo(sigma, M, n, 777 + M + int(100 * sigma), (0.05, 0.3, 0.7), err_max=1e-9)
 
 
@@ -235,7 +235,7 @@ def test_tilted_and_untilted_brackets_overlap():
     law_u = _law(s, M)
     assert not law_u.truncated
     p_t = RandomAllocationPLD(s, M, 1)
-    assert isinstance(p_t._law, TiltedLognormalSum)
+    assert isinstance(p_t._law, TiltedFourierLaw)
     p_u = RandomAllocationPLD(s, M, 1)
     p_u._law = law_u
     for eps in (0.0, 0.5, 1.5, 3.0):
@@ -268,7 +268,7 @@ def test_tilted_series_kernel_matches_numpy():
     # n q formed exactly: numpy's mod(n q, 1) rounds n q first, ~7e-10 off at xhi after the e^12
     # amplification, while the kernel is within ~1e-12 there); CDF scale, with the e^{lam u}
     # amplitude; G(xlo) = 0 exactly and the density there still from the series
-    law = TiltedLognormalSum(0.5, 100.0)
+    law = TiltedFourierLaw(0.5, 100.0)
     x = np.array([law.xlo, -50.0, 0.0, 3.0, 250.0, law.xhi])
     u = x - law.xlo
     n = np.arange(1, law.n_eff + 1, dtype=float)
@@ -293,8 +293,8 @@ def test_tilted_series_kernel_matches_numpy():
 def test_tilted_self_consistency_two_windows(sigma, M):
     # the same CDFs from two different windows/tilts/frequency budgets (different lam, P, N) must
     # agree within the two error bounds; this caught a 1e-9 cancellation in the H1 coefficients
-    a = TiltedLognormalSum(sigma, M)
-    b = TiltedLognormalSum(sigma, M, cut=1e-14, max_freq=200_000, amp=8.0)
+    a = TiltedFourierLaw(sigma, M)
+    b = TiltedFourierLaw(sigma, M, cut=1e-14, max_freq=200_000, amp=8.0)
     assert not a.truncated and not b.truncated and abs(a.lam / b.lam - 1) > 0.1
     x = np.array([-0.5 * M, 0.0, 0.5 * M, min(a.xhi, b.xhi)])
     ga0, ga1 = a.wrapped_cdf_pair(x)
@@ -339,7 +339,7 @@ def test_property_small_sigma_tv_max_gap_and_monotone_delta(sigma, M):
 
 @pytest.fixture(scope="module")
 def law_05_1000():
-    return TiltedLognormalSum(0.5, 1000.0)
+    return TiltedFourierLaw(0.5, 1000.0)
 
 
 def test_tilted_trimmed_series_within_its_bound(law_05_1000):
@@ -406,7 +406,7 @@ def test_tilted_epsilon_search_start_only_proposes(law_05_1000, d):
 def test_tilted_delta_at_huge_eps_is_a_bracket():
     # the epsilon search may step to eps ~ 1e4 (where M expm1(eps) overflows): the bracket there
     # is the tail bound's, a valid one, not an overflow
-    law = TiltedLognormalSum(0.4, 300.0)
+    law = TiltedFourierLaw(0.4, 300.0)
     for eps in (650.0, 800.0, 2e4):
         lo, hi = law.delta(eps)
         assert 0.0 == lo <= hi <= law.delta(40.0)[1] and math.isfinite(hi)
@@ -460,7 +460,7 @@ def test_epsilon_query_law_reaches_only_where_it_needs():
     for d in (1e-5, 1e-3):
         cheap = law_for(0.5, 1000, "curve", reach=tilted_reach(d))
         full = law_for(0.5, 1000, "curve")
-        assert isinstance(cheap, TiltedLognormalSum) and isinstance(full, TiltedLognormalSum)
+        assert isinstance(cheap, TiltedFourierLaw) and isinstance(full, TiltedFourierLaw)
         assert cheap.n_eff < full.n_eff
         lo_c, hi_c = RandomAllocationPLD(0.5, 1000).epsilon(d)
         lo_f, hi_f = invert(full.delta, d, full.eps_start(d))

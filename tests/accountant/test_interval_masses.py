@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpbounds.accountant import clear_cache
-from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.fourier import FourierLaw
 from dpbounds.accountant._laws.select import fourier_law, law_for
 
 
@@ -21,7 +21,7 @@ from dpbounds.accountant._laws.select import fourier_law, law_for
 def test_interval_masses_match_the_series_at_the_lattice_points(sigma, M, M_loss, dl):
     clear_cache()
     law = law_for(sigma, M, "compose")
-    assert isinstance(law, LognormalSum) and law.converged
+    assert isinstance(law, FourierLaw) and law.converged
     j, p0, p1, e, bottom = law.interval_masses(M_loss, dl)
     assert bottom == (0.0, 0.0, 0.0)
     assert np.all(np.diff(j) > 0) and np.all(p0 >= 0) and np.all(p1 >= 0) and np.all(e > 0)

@@ -10,10 +10,10 @@ import itertools
 import numpy as np
 import pytest
 
-from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.fourier import FourierLaw
 from dpbounds.accountant._laws.interface import SingleEpochLaw
-from dpbounds.accountant._laws.logdomain import LogDomainPair
-from dpbounds.accountant._laws.tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.logdomain import LogDomainLaw
+from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
 POINTS = [(1.0, 10), (0.8, 20)]
 _BUILT: dict = {}
@@ -22,9 +22,9 @@ _BUILT: dict = {}
 def _laws(sigma, M):
     if (sigma, M) not in _BUILT:
         _BUILT[(sigma, M)] = {
-            "fourier": LognormalSum(sigma, float(M)),
-            "tilted": TiltedLognormalSum(sigma, float(M)),
-            "log-domain": LogDomainPair(sigma, M),
+            "fourier": FourierLaw(sigma, float(M)),
+            "tilted": TiltedFourierLaw(sigma, float(M)),
+            "log-domain": LogDomainLaw(sigma, M),
         }
     return _BUILT[(sigma, M)]
 

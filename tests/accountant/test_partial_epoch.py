@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from dpbounds.accountant._lattice import HockeyStick, compose
-from dpbounds.accountant._laws.fourier import LognormalSum
-from dpbounds.accountant._laws.logdomain import LogDomainPair
+from dpbounds.accountant._laws.fourier import FourierLaw
+from dpbounds.accountant._laws.logdomain import LogDomainLaw
 from dpbounds.accountant._laws.partial import PartialEpochLaw
 from dpbounds.accountant._laws.select import law_for, partial_law_for
-from dpbounds.accountant._laws.tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
 
 # ---------------------------------------------------------------- k = M: the full epoch
@@ -184,8 +184,8 @@ def test_delta_against_monte_carlo(sigma, M, k, eps_list):
 def test_k_round_laws_agree_when_wrapped():
     # the three representations of the 10-round law, each wrapped for M = 100: one pair
     sigma, k, M = 1.0, 10, 100
-    laws = [PartialEpochLaw(LognormalSum(sigma, float(k)), M), PartialEpochLaw(TiltedLognormalSum(sigma, float(k)), M),
-            PartialEpochLaw(LogDomainPair(sigma, k), M)]
+    laws = [PartialEpochLaw(FourierLaw(sigma, float(k)), M), PartialEpochLaw(TiltedFourierLaw(sigma, float(k)), M),
+            PartialEpochLaw(LogDomainLaw(sigma, k), M)]
     for eps in (0.0, 0.01, 0.05, 0.2, 0.5, 1.0):
         br = [law.delta_directions(eps) for law in laws]
         for direction in ("remove", "add"):
@@ -227,8 +227,8 @@ def _composed_bracket(pmfs, delta_l, E, eps_list):
 
 
 @pytest.mark.parametrize("sigma, M, k, kind, delta_l",
-                         [pytest.param(1.0, 100, 10, LognormalSum, 5e-5, marks=pytest.mark.slow),  # ~1.5 s
-                          (0.5, 20, 5, LogDomainPair, 2e-4)])
+                         [pytest.param(1.0, 100, 10, FourierLaw, 5e-5, marks=pytest.mark.slow),  # ~1.5 s
+                          (0.5, 20, 5, LogDomainLaw, 2e-4)])
 def test_lattices_mass_and_two_fold_composition(sigma, M, k, kind, delta_l):
     # spacing: the losses of 10 of 100 steps at sigma = 1 are ~0.04, so a fine lattice
     law = partial_law_for(sigma, M, k, "compose")
@@ -238,7 +238,7 @@ def test_lattices_mass_and_two_fold_composition(sigma, M, k, kind, delta_l):
         up = float(pu.sum()) + inf_up
         assert 1.0 - 1e-12 <= up <= 1.0 + 1e-6, (direction, up)
         assert 1.0 - 1e-6 <= float(pd.sum()) <= 1.0 + 1e-12 and miss < 1e-8
-    if isinstance(law.base, LogDomainPair):  # the add loss never exceeds -log(1 - r): no mass at +inf
+    if isinstance(law.base, LogDomainLaw):  # the add loss never exceeds -log(1 - r): no mass at +inf
         assert pm["add"][2] == 0.0
         assert (pm["add"][0] + pm["add"][1].size - 1) * delta_l < -math.log1p(-k / M) + 2 * delta_l
     eps_list = [0.0, 0.02, 0.05, 0.1, 0.2]

@@ -36,7 +36,7 @@ IArr = NDArray[np.int64]
 # (interval index, H0 mass, H1 mass, error, (H0, H1, error) of the piece below the lattice)
 Pieces = tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], tuple[float, float, float]]
 
-__all__ = ["LognormalSum"]
+__all__ = ["FourierLaw"]
 
 _TWO_PI = 2.0 * math.pi
 _U = 2.0 ** -53  # unit round-off
@@ -44,7 +44,7 @@ _N_STEP = 64       # the series' length is a multiple of this
 _N_CAP_BASE = 256  # the cap on its length: 256 + 512 + 1024 + ... (blocks of at most 65536) >= max_freq
 
 
-class LognormalSum(SingleEpochLaw):
+class FourierLaw(SingleEpochLaw):
     """Law of x = S - M under H0 and H1 through its characteristic function on a window.
 
     Parameters
@@ -135,7 +135,7 @@ class LognormalSum(SingleEpochLaw):
         self.aborted = False
         if abort_above is not None and max(self.tail_hi0, self.tail_hi1) > abort_above:
             # the window cannot hold the heavy right tail: skip the (expensive) coefficients;
-            # the caller switches to the tilted representation (TiltedLognormalSum)
+            # the caller switches to the tilted representation (TiltedFourierLaw)
             self.aborted = True
             self.truncated = True
             return
@@ -525,8 +525,8 @@ _CELL_RHO = 3.0     # cell width times the series' highest frequency (16-point r
 _LOSS_FLOOR = -30.0  # lattice points below this loss are not cut (x within e^-30 M of -M)
 
 
-def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
-    """:meth:`LognormalSum.interval_masses` (uncached)."""
+def _interval_masses(law: FourierLaw, M: float, dl: float) -> Pieces:
+    """:meth:`FourierLaw.interval_masses` (uncached)."""
     P = law.P
     # cells: the series' own resolution, and at most half a lattice interval wide near x = 0
     # (each cut's error scales with the cells' round-off, ~ 1 / N: E x the cut errors is what
@@ -612,7 +612,7 @@ def _interval_masses(law: LognormalSum, M: float, dl: float) -> Pieces:
             np.asarray(me[keep], dtype=np.float64), bot)
 
 
-def _cell_count(law: LognormalSum) -> float:
+def _cell_count(law: FourierLaw) -> float:
     """Cells over the period: at least P t_max / _CELL_RHO (the interpolation's resolution) and
     2 n_eff + 2 (:func:`_cell_masses` uses every coefficient)."""
     t_max = float(law.t[-1]) if law.n_eff else _TWO_PI / law.P
@@ -631,7 +631,7 @@ def _segment_sums(c: FArr, first: IArr, last: IArr) -> FArr:
     return np.asarray(np.where(last > first, sums, 0.0), dtype=np.float64)
 
 
-def _cut_masses(law: LognormalSum, c0: FArr, c1: FArr, e_cell: float, h: float, ke: IArr,
+def _cut_masses(law: FourierLaw, c0: FArr, c1: FArr, e_cell: float, h: float, ke: IArr,
                 th: FArr, xe: FArr, M: float) -> tuple[FArr, FArr, FArr]:
     """(low0, low1, e): the H0 and H1 masses of [cell ke's left end, x_e] for each cut, by
     16-point Lagrange interpolation of the series' CDF through the surrounding cell ends, and a
@@ -691,7 +691,7 @@ def _clog1p(r: CArr) -> CArr:
     return mod + 1j * np.arctan2(im, 1.0 + re)
 
 
-def _cell_masses(law: LognormalSum, h_target: float) -> tuple[FArr, float, FArr, FArr, float]:
+def _cell_masses(law: FourierLaw, h_target: float) -> tuple[FArr, float, FArr, FArr, float]:
     """Wrapped masses of x = S - M on N cells [xlo + k h, xlo + (k+1) h), by one inverse FFT.
 
     Returns (edges_lo, h, p0, p1, err) where err bounds the sum over cells of the absolute

@@ -38,7 +38,7 @@ from dpbounds.accountant._place import place_aligned, place_cells
 
 FArr = NDArray[np.float64]
 
-__all__ = ["LogDomainSum", "LogDomainPair"]
+__all__ = ["LogDomainSum", "LogDomainLaw"]
 
 _LN2 = math.log(2.0)
 _TAPS = 8           # Lagrange nodes of the near-part interpolation and of the cell rule
@@ -255,7 +255,7 @@ def grid_for(sigma: float, M: int, h_max: float) -> tuple[int, float, int]:
     return K, u0, n
 
 
-class LogDomainPair(SingleEpochLaw):
+class LogDomainLaw(SingleEpochLaw):
     """A fine and a half-resolution :class:`LogDomainSum`, with error estimates.
 
     Error estimate of an answer v: |v_fine - v_coarse| / 16 + d |v| + 1e-16, d the mass defect
@@ -558,7 +558,7 @@ def compose_step(sigma: float, M: int) -> float:
 
 
 def estimated_seconds(sigma: float, M: int, step: float | None = None) -> float:
-    """Rough build time of a LogDomainPair (both grids) on one core, from n, J1 and the
+    """Rough build time of a LogDomainLaw (both grids) on one core, from n, J1 and the
     number of convolutions (calibrated at sigma = 0.3-0.5, M = 300-1e5: ~6 ns per n * J1), for a
     grid step ``step`` (default :func:`default_step`)."""
     K, u0, n = grid_for(sigma, M, default_step(sigma, M) if step is None else step)

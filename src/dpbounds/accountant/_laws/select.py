@@ -3,12 +3,12 @@
 The choice is a pure function of (sigma, M, purpose) -- never of what happens to be cached --
 so every answer of the accountant is the same whatever was computed before it.
 
-1. the Fourier series (:class:`LognormalSum`) wherever its window holds the tails to 1e-11
+1. the Fourier series (:class:`FourierLaw`) wherever its window holds the tails to 1e-11
    (sigma around 0.8 and up, or large M): the fast path;
-2. else the log-domain grid (:class:`LogDomainPair`) where its estimated build time is within
+2. else the log-domain grid (:class:`LogDomainLaw`) where its estimated build time is within
    budget (5 s for single-epoch questions, 20 s for E > 1 compositions, which have no tilted
    alternative);
-3. else, for single-epoch questions, the tilted series (:class:`TiltedLognormalSum`) if it
+3. else, for single-epoch questions, the tilted series (:class:`TiltedFourierLaw`) if it
    converges and reaches x = 0; else the Fourier series with its honest (possibly NaN) error.
    For compositions the Fourier series, whose outside mass is then spread along certified tail
    bounds.
@@ -24,11 +24,11 @@ from typing import Literal
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._laws.fourier import LognormalSum
+from dpbounds.accountant._laws.fourier import FourierLaw
 from dpbounds.accountant._laws.interface import SingleEpochLaw
-from dpbounds.accountant._laws.logdomain import LogDomainPair, compose_step, default_step, estimated_seconds
+from dpbounds.accountant._laws.logdomain import LogDomainLaw, compose_step, default_step, estimated_seconds
 from dpbounds.accountant._laws.partial import PartialEpochLaw
-from dpbounds.accountant._laws.tilted import TiltedLognormalSum
+from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
 __all__ = ["law_for", "tilted_reach", "partial_law_for", "fourier_law", "require_converged", "LOGDOMAIN_BUDGET_S", "LOGDOMAIN_BUDGET_COMPOSE_S"]
 
@@ -42,38 +42,38 @@ _WINDOW_OK = 1e-11                 # the Fourier window must hold both laws' tai
 # honest) serves them: (0.5, 1000, E = 10) 25 s -> 2 s at 0.08 % width
 
 
-def _fourier_probe(sigma: float, M: float, tail: float) -> LognormalSum:
+def _fourier_probe(sigma: float, M: float, tail: float) -> FourierLaw:
     # aborts (cheaply) when the window cannot hold the right tail
     return cached(("fourier-probe", sigma, M, tail),
-                  lambda: LognormalSum(sigma, M, tail=tail, abort_above=_WINDOW_OK))
+                  lambda: FourierLaw(sigma, M, tail=tail, abort_above=_WINDOW_OK))
 
 
-def fourier_law(sigma: float, M: float, tail: float = 1e-13) -> LognormalSum:
+def fourier_law(sigma: float, M: float, tail: float = 1e-13) -> FourierLaw:
     """The Fourier-series law, converged or not (its error bars say which)."""
-    def build() -> LognormalSum:
+    def build() -> FourierLaw:
         probe = _fourier_probe(sigma, M, tail)
-        return probe if not probe.aborted else LognormalSum(sigma, M, tail=tail)
+        return probe if not probe.aborted else FourierLaw(sigma, M, tail=tail)
     return cached(("fourier", sigma, M, tail), build)
 
 
-def _fourier_if_ok(sigma: float, M: float, tail: float) -> LognormalSum | None:
+def _fourier_if_ok(sigma: float, M: float, tail: float) -> FourierLaw | None:
     probe = _fourier_probe(sigma, M, tail)
     if probe.aborted or probe.truncated or probe.window_error > _WINDOW_OK:
         return None
     return probe
 
 
-def _logdomain(sigma: float, M: float, budget: float, compose: bool = False) -> LogDomainPair | None:
+def _logdomain(sigma: float, M: float, budget: float, compose: bool = False) -> LogDomainLaw | None:
     h = (compose_step if compose else default_step)(sigma, int(M))
     if estimated_seconds(sigma, int(M), h) > budget:  # decided before any cache lookup
         return None
-    return cached(("log-domain", sigma, int(M), h), lambda: LogDomainPair(sigma, int(M), h=h))
+    return cached(("log-domain", sigma, int(M), h), lambda: LogDomainLaw(sigma, int(M), h=h))
 
 
-def _tilted(sigma: float, M: float, reach: float = 1e-10) -> TiltedLognormalSum:
+def _tilted(sigma: float, M: float, reach: float = 1e-10) -> TiltedFourierLaw:
     if reach == 1e-10:
-        return cached(("tilted", sigma, M), lambda: TiltedLognormalSum(sigma, M))
-    return cached(("tilted", sigma, M, reach), lambda: TiltedLognormalSum(sigma, M, reach_tail=reach))
+        return cached(("tilted", sigma, M), lambda: TiltedFourierLaw(sigma, M))
+    return cached(("tilted", sigma, M, reach), lambda: TiltedFourierLaw(sigma, M, reach_tail=reach))
 
 
 def tilted_reach(delta: float) -> float:
@@ -128,7 +128,7 @@ def partial_law_for(sigma: float, M: float, k: float, purpose: Purpose = "curve"
     def build() -> PartialEpochLaw:
         if kf >= 2:
             return PartialEpochLaw(law_for(sigma, kf, purpose), Mf)
-        return PartialEpochLaw(cached(("log-domain", sigma, 1), lambda: LogDomainPair(sigma, 1)), Mf)
+        return PartialEpochLaw(cached(("log-domain", sigma, 1), lambda: LogDomainLaw(sigma, 1)), Mf)
     return cached(("partial", sigma, Mf, kf, purpose), build)
 
 

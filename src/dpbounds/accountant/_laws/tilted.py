@@ -22,13 +22,13 @@ from dpbounds.accountant._laws.fourier import _clog1p
 from dpbounds.accountant._laws.interface import FArr, SingleEpochLaw
 from dpbounds.accountant._laws.tails import extend_cdf_brackets, lower_tail_h0, upper_tail_h0, upper_tail_h1
 
-__all__ = ["TiltedLognormalSum"]
+__all__ = ["TiltedFourierLaw"]
 
 _TWO_PI = 2.0 * math.pi
 _U = 2.0 ** -53  # unit round-off
 
 
-class TiltedLognormalSum(SingleEpochLaw):
+class TiltedFourierLaw(SingleEpochLaw):
     """Law of x = S - M under H0 and H1 from the exponentially tilted characteristic function.
 
     For small sigma the right tail of x is far too heavy for a window that contains it (the
@@ -49,7 +49,7 @@ class TiltedLognormalSum(SingleEpochLaw):
       * left-hand: mass below xlo (Chernoff bound L(xlo), or 0 if xlo = -M) plus its images,
         weighted e^{lam j P}: <= sum_j e^{lam j P} L(xlo - (j-1) P) (certified);
       * series truncation and round-off are amplified by e^{lam u}: estimates, as in
-        :class:`LognormalSum`.
+        :class:`FourierLaw`.
     lam = (amp + guard)/P makes the right aliasing ~e^{-(amp + guard)} and the amplification at
     the last query point xhi = xlo + amp/lam equal to e^{amp}.  Queries beyond xhi are not served
     (callers fall back to honest intervals there).
