@@ -45,7 +45,8 @@ E-independent parts cached), ``_envelope`` (a trade-off lower bound from a priva
 allocation: ``_laws`` (the single-epoch laws, with their own reading order), ``_curve``
 (the single-epoch trade-off curve), ``_history`` (histories of epochs as brackets),
 ``_ra_pld`` and ``_ra_accountant``.  Poisson subsampling: ``_tilted_power`` (convolution
-powers with a rigorous round-off bound), ``_poisson_pld`` and ``_poisson_accountant``.  Last,
+powers with a rigorous round-off bound), ``_poisson_step`` (one step on a loss lattice),
+``_poisson_bounds`` (the bounds of one direction), ``_poisson_pld`` and ``_poisson_accountant``.  Last,
 ``_protocol``: the one accountant protocol both accountants follow.
 """
 from __future__ import annotations

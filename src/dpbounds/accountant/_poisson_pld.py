@@ -13,12 +13,13 @@ from numpy.typing import NDArray
 from dpbounds import _validation as V
 from dpbounds._errors import DPBoundsError
 from dpbounds._result import PrivacyBracket
-from dpbounds._ufuncs import ndtr as _ndtr  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
 from dpbounds.accountant._gdp import gdp_epsilon as _gdp_epsilon
 from dpbounds.accountant._invert import invert
 from dpbounds.accountant._lattice import WindowTooLarge
 from dpbounds.accountant._params import check_max_lattice
+from dpbounds.accountant._poisson_bounds import Direction, PairLower, upper_bound
+from dpbounds.accountant._poisson_step import StepCells
 from dpbounds.accountant._tilted_power import Plan, TailSums, TiltFamily, compose_plan, plan_tilted
 
 FArr = NDArray[np.float64]
@@ -34,7 +35,6 @@ _FLOAT_STEP = 64.0 * _ULP
 _FLOAT_SPLIT = 8.0 * _ULP
 _TAU = 1e-10  # tilted mass left outside each composition window (each side): relative to the mass near a query
 _TAIL = 1e-28  # mass of each normal left beyond the outermost cells, over all steps
-_MAX_GAP = 1 << 22  # longest run of empty lattice points kept inside a single-step PMF
 _MAX_SPACING = 0.5  # coarsest lattice tried when the window does not fit
 _THETA_MAX = 50.0  # largest tilt per lattice step
 _EPS_SCALE = 5.0  # epsilon brackets beyond it are aimed at the absolute width tolerance * 5
@@ -47,290 +47,12 @@ STEPS_MAX = 10 ** 9
 SIGMA_MIN, SIGMA_MAX = 0.05, 1e4
 
 
-# ---------------------------------------------------------------------------------------
-# single step: cells of the x line whose remove-direction loss spans one lattice step
-# ---------------------------------------------------------------------------------------
-def _loss(sigma: float, q: float, x: float) -> float:
-    """Remove-direction loss L(x) = log(1 - q + q e^{(2x - 1)/(2 sigma^2)})."""
-    z = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
-    if q == 1.0:
-        return z
-    t = q * math.expm1(z) if z < 700.0 else math.inf
-    if t < 1e300:  # (z + log(q + (1 - q) e^{-z}) would cancel where q e^z is small)
-        return math.log1p(t)
-    return z + math.log(q + (1.0 - q) * math.exp(-z))
-
-
-def _normal_cells(u: FArr) -> tuple[FArr, float, float]:
-    """Standard-normal masses of the cells [u_k, u_{k+1}), the mass below u_0 and above u_n.
-
-    Every mass is a difference of ``ndtr`` values on the side where it does not cancel
-    (left of 0: Phi(b) - Phi(a); right of 0: Phi(-a) - Phi(-b)), so each CDF value is
-    accurate to a few ulp relative and the masses telescope.
-    """
-    t = _ndtr(-np.abs(u))  # the smaller tail at each edge: Phi(u) left of 0, Phi(-u) right of it
-    m = np.where(u[1:] <= 0.0, t[1:] - t[:-1], t[:-1] - t[1:])
-    mid = np.flatnonzero((u[:-1] < 0.0) & (u[1:] > 0.0))  # the cell around 0: 1 - both tails
-    m[mid] = 1.0 - t[mid] - t[mid + 1]
-    np.maximum(m, 0.0, out=m)
-    bot = float(t[0]) if u[0] <= 0.0 else 1.0 - float(t[0])
-    top = float(t[-1]) if u[-1] >= 0.0 else 1.0 - float(t[-1])
-    return m, bot, top
-
-
-def _z_tail(p: float) -> float:
-    """z with Phi(-z) <= p (bisection on ndtr)."""
-    lo, hi = 0.0, 40.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if float(_ndtr(-mid)) > p:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-class _Step:
-    """One Poisson-subsampled Gaussian step on the loss lattice ``h Z``: lattice PMFs.
-
-    Cell ``k`` (``k_lo <= k < k_hi``) is ``[x_k, x_{k+1})`` with ``x_k = L^{-1}(k h)``, so the
-    remove-direction loss L lies in ``[k h, (k + 1) h]`` on it (``x_k = -inf`` where
-    ``k h <= log(1 - q)``); ``a0``/``a1`` are its N(0, s^2)/N(1, s^2) masses.  The add
-    direction (loss -L(x) under N(0, s^2)) uses the same cells mirrored.
-    """
-
-    def __init__(self, sigma: float, q: float, h: float, tail: float, max_points: int):
-        self.sigma, self.q, self.h = sigma, q, h
-        self.max_gap = min(_MAX_GAP, max_points // 4)
-        z = _z_tail(tail)
-        k_lo = math.floor(_loss(sigma, q, -z * sigma) / h)
-        # (losses above 700 -- sigma below ~0.03 -- are left to the top tail: e^{k h} stays finite)
-        self.k_hi = min(math.ceil(_loss(sigma, q, 1.0 + z * sigma) / h), math.floor(700.0 / h))
-        self.log1mq = math.log1p(-q) if q < 1.0 else -math.inf
-        if q < 1.0 and k_lo - self.log1mq / h < self.max_gap:
-            # cover the loss down to its infimum log(1 - q): no lower tail at all
-            k_lo = math.floor(self.log1mq / h)
-        if self.k_hi - k_lo + 1 > max_points:  # refused before anything is allocated
-            raise WindowTooLarge(self.k_hi - k_lo + 1)
-        self.k_lo = k_lo
-        lk = np.arange(k_lo, self.k_hi + 1, dtype=np.float64) * h
-        # c_k = e^{k h} - 1 + q = q e^{z(x_k)}; the edge is x_k = s^2 log(c_k / q) + 1/2
-        self.c = np.expm1(lk) + q
-        pos = self.c > 0.0
-        x = np.full(lk.shape, -np.inf)
-        x[pos] = sigma * sigma * (np.log(self.c[pos]) - math.log(q)) + 0.5
-        self.a0, self.bot0, self.top0 = _normal_cells(x / sigma)
-        self.a1, self.bot1, self.top1 = _normal_cells((x - 1.0) / sigma)
-
-    def remove(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr, float]]:
-        """((jmin, connect-the-dots PMF, mass at +inf), (jmin, cell P masses, tilted Q masses, c)).
-
-        The tilted Q mass of the cell at lattice index j is ``Q e^{(j + c) h}``, with c chosen so
-        that the tilted masses sum to 1 (c ~ 1/2 on fine lattices).
-        """
-        q, h, c = self.q, self.h, self.c
-        a0, a1 = self.a0, self.a1
-        p = q * a1 if q == 1.0 else (1.0 - q) * a0 + q * a1
-        # split of cell k between k h and (k + 1) h keeping its P and Q masses:
-        # upper weight (p - a0 e^{k h}) / (1 - e^{-h}), with p - a0 e^{k h} = q a1 - a0 c_k
-        wb = np.clip((q * a1 - a0 * c[:-1]) / -math.expm1(-h), 0.0, p)
-        up = np.zeros(p.size + 1)
-        up[:-1] += p - wb
-        up[1:] += wb
-        # below x_{k_lo}: loss in [log(1 - q), k_lo h] -> up to k_lo; above x_{k_hi}: +inf
-        up[0] += (1.0 - q) * self.bot0 + q * self.bot1
-        inf = (1.0 - q) * self.top0 + q * self.top1
-        # lower pair: the masses beyond the cells are merged into the outermost cells (any
-        # merging is a post-processing), not dropped
-        pl, ql = self._merged_tails(p, a0, (1.0 - q) * self.bot0 + q * self.bot1, self.bot0, inf, self.top0)
-        k = np.arange(self.k_lo, self.k_hi, dtype=np.float64)
-        r, cc = _tilt_q(ql, k, h)
-        return (self.k_lo, up, inf), (self.k_lo, pl, r, cc)
-
-    @staticmethod
-    def _merged_tails(p: FArr, qm: FArr, p_bot: float, q_bot: float, p_top: float,
-                      q_top: float) -> tuple[FArr, FArr]:
-        pl, ql = p.copy(), qm.copy()
-        pl[0] += p_bot
-        ql[0] += q_bot
-        pl[-1] += p_top
-        ql[-1] += q_top
-        return pl, ql
-
-    def add(self) -> tuple[tuple[int, FArr, float], tuple[int, FArr, FArr, float]]:
-        """As :meth:`remove` for the add direction: loss -L(x) under N(0, s^2)."""
-        q, h, c = self.q, self.h, self.c
-        a0, a1 = self.a0, self.a1
-        p = q * a1 if q == 1.0 else (1.0 - q) * a0 + q * a1
-        n = a0.size
-        k = np.arange(self.k_lo, self.k_hi, dtype=np.float64)
-        # cell k: loss in [-(k + 1) h, -k h], P mass a0, Q mass p; upper weight (at -k h)
-        # (a0 - p e^{-(k+1) h}) / (1 - e^{-h}) with a0 e^{(k+1) h} - p = a0 c_{k+1} - q a1
-        wb = np.clip(np.exp(-(k + 1.0) * h) * (a0 * c[1:] - q * a1) / -math.expm1(-h), 0.0, a0)
-        # lattice index j = -k_hi + i, i = 0 .. n; cell k sits at i = n - 1 - (k - k_lo) (+1)
-        extra = 0
-        inf = 0.0
-        jtop = -self.k_lo
-        bot = self.bot0  # N(0, s^2) mass below x_{k_lo}: loss in [-k_lo h, -log(1 - q)]
-        if bot > 0.0:
-            jb = math.ceil(-self.log1mq / h) if q < 1.0 else math.inf
-            if jb - jtop <= self.max_gap:
-                extra = max(int(jb) - jtop, 0)
-            else:
-                inf = bot
-        up = np.zeros(n + 1 + extra)
-        up[n - 1::-1] += a0 - wb
-        up[n:0:-1] += wb
-        up[0] += self.top0  # above x_{k_hi}: loss <= -k_hi h
-        if bot > 0.0 and inf == 0.0:
-            up[n + extra] += bot
-        # lower pair (P = N(0, s^2), Q = mixture), the masses beyond the cells merged in
-        pl, ql = self._merged_tails(a0, p, self.bot0, (1.0 - q) * self.bot0 + q * self.bot1,
-                                    self.top0, (1.0 - q) * self.top0 + q * self.top1)
-        r, cc = _tilt_q(ql[::-1], -(k[::-1] + 1.0), h)
-        return (-self.k_hi, up, inf), (-self.k_hi, pl[::-1].copy(), r, cc)
-
-
-def _tilt_q(qm: FArr, j: FArr, h: float) -> tuple[FArr, float]:
-    """Q masses at lattice indices j tilted by e^{(j + c) h}, c such that they sum to 1; (masses, c)."""
-    with np.errstate(divide="ignore"):
-        lw = np.log(qm) + j * h
-    m = float(np.max(lw))
-    if not math.isfinite(m):  # no Q mass at all (every cell's underflowed)
-        return np.zeros(qm.size), 0.0
-    r = np.exp(lw - m)
-    tot = float(r.sum())
-    r /= tot
-    return r, -(m + math.log(tot)) / h
-
-
-# ---------------------------------------------------------------------------------------
-# the bounds of one direction from its composed (tilted) lattices
-# ---------------------------------------------------------------------------------------
-def _first_above(eps: float, h: float) -> int:
-    """The first lattice index j with loss j h > eps."""
-    x = eps / h
-    if x >= 2.0 ** 50:  # far beyond any window (there j h no longer resolves single steps)
-        return math.floor(x) + 1
-    j = math.floor(x) + 1
-    while (j - 1) * h > eps:
-        j -= 1
-    while j * h <= eps:
-        j += 1
-    return j
-
-
-def _tail_at(t: TailSums, j: int, discounted: bool) -> tuple[float, float] | None:
-    """(tail sum from lattice index j, its error bound); None where j lies below the usable range."""
-    k = j - t.j0
-    if k < t.kmin:
-        return None
-    if k >= t.n:
-        return 0.0, t.beyond()
-    return t.bound(k, discounted)
-
-
-def _upper(t: TailSums, eps: float) -> tuple[float, float] | None:
-    """(value, error bound) of sum_{l > eps} g_l (1 - e^{eps - l}) over the composed upper PMF."""
-    j = _first_above(eps, t.h)
-    if j - t.j0 >= t.n:  # above the window: only what lies beyond it (weights at most 1)
-        return 0.0, 2.0 * t.beyond()
-    a = _tail_at(t, j, False)
-    d = _tail_at(t, j, True)
-    if a is None or d is None:
-        return None
-    f = math.exp(min(eps - j * t.h, 0.0))  # in (e^{-h}, 1]
-    return a[0] - f * d[0], a[1] + f * d[1]
-
-
-class _PairLower:
-    """eps -> max over a split J of sum_{K >= J} (P(K) - e^eps Q(K)), the merged cell pair's delta.
-
-    ``p`` and ``r`` are the composed P and R lattices (tail sums with error bounds), with
-    ``Q(K) = e^{-(K + offset) h} R(K)``.  Every split J gives a lower bound on
-    sum_K (P(K) - e^eps Q(K))^+; the best one is where the merged loss
-    lambda_K = log(P(K) / Q(K)) crosses eps, found from lambda_K itself (it differs from
-    (K + offset) h by the cells' accumulated offsets, which at coarse spacings can be many
-    lattice steps), and the five splits around it are tried, each with its own error bound.
-    """
-
-    def __init__(self, p: TailSums, r: TailSums, offset: float):
-        self.p, self.r, self.h, self.offset = p, r, p.h, offset
-        self.j_lo = max(p.j0 + p.kmin, r.j0 + r.kmin)  # first split with both tails usable
-        self.j_hi = max(p.j0 + p.n, r.j0 + r.n)  # beyond: both tails (bounded by) window ends
-
-    def _lam(self, j: int) -> float:
-        """lambda_J - (J + offset) h at index J (nan where not usable)."""
-        kp, kr = j - self.p.j0 - self.p.kmin, j - self.r.j0 - self.r.kmin
-        if not (0 <= kp < self.p.u.size and 0 <= kr < self.r.u.size):
-            return math.nan
-        a, b = float(self.p.u[kp]), float(self.r.u[kr])
-        if a <= 1e-300 or b <= 1e-300:
-            return math.nan
-        return math.log(a) - math.log(b)
-
-    def __call__(self, eps: float) -> tuple[float, float]:
-        """(value, error bound) at the best split tried: value - error is the certified lower end."""
-        h, offset = self.h, self.offset
-        if self.j_lo >= self.j_hi:
-            return 0.0, 0.0
-        k = min(max(math.floor(eps / h - offset) + 1, self.j_lo), self.j_hi - 1)
-        for _ in range(6):  # follow lambda_J (fixed-point steps)
-            off = self._lam(k)
-            if math.isnan(off):
-                break
-            k_new = min(max(math.floor((eps - off) / h - offset) + 1, self.j_lo), self.j_hi - 1)
-            if k_new == k:
-                break
-            k = k_new
-        for _ in range(64):  # local walk to the sign change of P(K) - e^eps Q(K)
-            lm = self._lam(k - 1)
-            if not math.isnan(lm) and (k - 1 + offset) * h + lm > eps:
-                k -= 1
-                continue
-            lk = self._lam(k)
-            if not math.isnan(lk) and (k + offset) * h + lk <= eps:
-                k += 1
-                continue
-            break
-        # the split with the largest value among the five around the crossing (its error bound
-        # then taken: every split gives a valid lower bound)
-        best_j: int | None = None
-        best_v = -math.inf
-        p, r = self.p, self.r
-        for j in range(max(k - 2, self.j_lo), k + 3):
-            x = eps - (j + offset) * h
-            kp, kr = j - p.j0, j - r.j0
-            if x > 700.0 or kp < p.kmin or kr < r.kmin:  # e^eps Q not representable / not usable
-                continue
-            a = float(p.A[kp - p.kmin]) if kp < p.n else 0.0
-            d = float(r.D[kr - r.kmin]) if kr < r.n else 0.0
-            v = a - math.exp(x) * d
-            if v > best_v:
-                best_j, best_v = j, v
-        if best_j is None:
-            return 0.0, 0.0
-        a_e = _tail_at(p, best_j, False)
-        d_e = _tail_at(r, best_j, True)
-        assert a_e is not None and d_e is not None
-        f = math.exp(eps - (best_j + offset) * h)
-        return a_e[0] - f * d_e[0], a_e[1] + f * d_e[1]
-
-
-class _Dir(NamedTuple):
-    """One direction's composed lattices: upper PMF, mass at +inf, merged-pair lower bound (the
-    add direction's is built only where it may matter: :meth:`PoissonPLD._add_low`)."""
-
-    up: TailSums
-    inf_mass: float
-    low: _PairLower | None
-    float_rel: float  # relative allowance for the floating-point error of the cell masses
 
 
 # ---------------------------------------------------------------------------------------
 # public class
 # ---------------------------------------------------------------------------------------
-_Lattice = tuple[_Dir, _Dir]
+_Lattice = tuple[Direction, Direction]
 
 
 class _Refined(NamedTuple):
@@ -508,7 +230,7 @@ class PoissonPLD:
         key = ("poisson-step", sigma, q, h, tail, self.max_lattice)
 
         def build() -> tuple[tuple[Any, Any], tuple[Any, Any]]:
-            st = _Step(sigma, q, h, tail, self.max_lattice)
+            st = StepCells(sigma, q, h, tail, self.max_lattice)
             return st.remove(), st.add()
 
         return cached(key, build)
@@ -530,12 +252,12 @@ class PoissonPLD:
         return ups, ps, rs, offset, -math.expm1(log_fin)
 
     def _pair(self, ps: list[tuple[int, FArr, int]], rs: list[tuple[int, FArr, int]], theta: float,
-              offset: float, h: float, like: Plan | None, target: float) -> _PairLower:
+              offset: float, h: float, like: Plan | None, target: float) -> PairLower:
         # P and R are nearly the upper PMF's law: its Chernoff parameters serve them
         pt = TailSums(compose_plan(plan_tilted(ps, theta, _TAU, self.max_lattice, like, target)), h,
                       discounted=False)
         rt = TailSums(compose_plan(plan_tilted(rs, theta, _TAU, self.max_lattice, like, target)), h, tails=False)
-        return _PairLower(pt, rt, offset)
+        return PairLower(pt, rt, offset)
 
     def _build(self, h: float, center: float, tail: float) -> _Lattice:
         """Both directions' composed lattices at spacing h, tilted for queries near eps = ``center``,
@@ -556,12 +278,12 @@ class PoissonPLD:
             # (the merged pair is indexed by its cells' lower lattice points: a split for eps
             # lies near eps / h - offset)
             low = self._pair(ps, rs, plan.theta, offset, h, plan, center / h - offset) if d == 0 else None
-            out.append(_Dir(up, inf_mass, low, float_rel))
+            out.append(Direction(up, inf_mass, low, float_rel))
         return out[0], out[1]
 
-    def _add_low(self, h: float, center: float, tail: float, theta: float) -> _PairLower:
+    def _add_low(self, h: float, center: float, tail: float, theta: float) -> PairLower:
         """The add direction's lower bound (where its upper one exceeds the remove direction's)."""
-        def build() -> _PairLower:
+        def build() -> PairLower:
             _, ps, rs, offset, _ = self._parts(h, tail, 1)
             return self._pair(ps, rs, theta, offset, h, None, center / h - offset)
 
@@ -605,7 +327,7 @@ class PoissonPLD:
         """(lower, upper, discretisation gap, error-term gap) at eps; gaps of the direction giving the upper."""
         rem, add = self._lattice(h, center, tail)
         assert rem.low is not None
-        ups = [_upper(rem.up, eps), _upper(add.up, eps)]
+        ups = [upper_bound(rem.up, eps), upper_bound(add.up, eps)]
         if any(u is None for u in ups):  # eps below the usable part of a tilted window: no upper bound
             v, ev = rem.low(eps)
             return max(v - ev - rem.float_rel * abs(v), 0.0), 1.0, 0.0, 1.0
@@ -911,7 +633,7 @@ def _tilted_loss_moments(sigma: float, q: float, theta: float) -> tuple[float, f
     z = (2.0 * x - 1.0) / (2.0 * sigma * sigma)
     if q == 1.0:
         loss = z
-    else:  # as _loss: log1p where q e^z is moderate (no cancellation), else the log-sum form
+    else:  # as remove_loss: log1p where q e^z is moderate (no cancellation), else the log-sum form
         t = q * np.expm1(np.minimum(z, 700.0))
         with np.errstate(divide="ignore"):
             big = z + np.log(q + (1.0 - q) * np.exp(-np.maximum(z, 0.0)))
