@@ -257,3 +257,30 @@ def test_bracket_of_several_noise_levels_overlaps_its_bounds():
     hi = RandomAllocationAccountant(0.9, M, 4).get_epsilon_bracket(1e-5)
     assert lo.lower <= b.upper and b.lower <= hi.upper and b.tolerance_met
     assert not math.isnan(b.upper)
+
+
+@pytest.mark.slow
+def test_many_noise_levels_compose_without_recursion():
+    # a history of many distinct noise levels composes its pieces in a loop: the depth of the
+    # call stack does not grow with the number of pieces (120 levels under a recursion limit
+    # of 150), and a warm query after one more piece gives the cold query's bracket
+
+    from dpbounds.accountant import clear_cache
+
+    acc = RandomAllocationAccountant()
+    for i in range(120):
+        for _ in range(10):
+            acc.step(noise_multiplier=1.0 + i / 100, sample_rate=1 / 10)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)
+    try:
+        b = acc.get_epsilon_bracket(1e-5)
+        for _ in range(10):
+            acc.step(noise_multiplier=0.9, sample_rate=1 / 10)
+        warm = acc.get_epsilon_bracket(1e-5)
+    finally:
+        sys.setrecursionlimit(old)
+    assert b.tolerance_met and 0 < b.lower <= b.upper
+    clear_cache()
+    cold = acc.get_epsilon_bracket(1e-5)
+    assert (warm.lower, warm.upper) == (cold.lower, cold.upper)

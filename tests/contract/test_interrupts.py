@@ -107,9 +107,11 @@ LONG_CALLS = {
                                    "rdp.RDPAccountant(orders=o).compose(rdp.PoissonGaussian(0.02, 0.01), 10).get_epsilon(1e-5)"),
     "poisson accountant fine lattice": ("", "dpbounds.PoissonAccountant(noise_multiplier=1.0, sample_rate=1e-2, "
                                             "steps=10000, tolerance=1e-7, max_lattice=2**24).get_epsilon(1e-5)"),
-    "random allocation accountant fine lattice": ("", "dpbounds.RandomAllocationAccountant(noise_multiplier=1.0, "
-                                                      "rounds_per_epoch=1000, epochs=1000, tolerance=1e-5, "
-                                                      "max_lattice=2**24).get_epsilon(1e-5)"),
+    # a history of 400 noise levels: hundreds of lattice compositions (tens of seconds)
+    "random allocation accountant many noise levels": (
+        "acc = dpbounds.RandomAllocationAccountant()\n"
+        "for i in range(40_000): acc.step(noise_multiplier=1.0 + i // 100 / 400, sample_rate=1 / 100)",
+        "acc.get_epsilon(1e-5)"),
     # the small-sigma single-epoch law behind gdp_mu: log-domain convolutions of up to ~0.5 s each
     # (the C core asks the watch between its nodes)
     "random allocation gdp_mu small sigma": ("", "[dpbounds.RandomAllocationAccountant(0.5 + i / 1000, 300, 1).gdp_mu() "

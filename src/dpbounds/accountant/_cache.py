@@ -93,6 +93,11 @@ class _LRU:
 _STORE = _LRU(DEFAULT_LIMIT_BYTES)
 
 
+def lookup(key: Hashable) -> tuple[bool, Any]:
+    """``(True, value)`` if ``key`` is cached, else ``(False, None)``; builds nothing."""
+    return _STORE.get(key)
+
+
 def cached(key: Hashable, build: Callable[[], T]) -> T:
     """The cached value of ``key``, built by ``build()`` on a miss."""
     found, value = _STORE.get(key)

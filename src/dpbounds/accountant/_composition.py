@@ -20,7 +20,7 @@ from typing import Hashable, NamedTuple, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds.accountant._cache import cached
+from dpbounds.accountant._cache import cached, lookup
 from dpbounds.accountant._lattice import WindowTooLarge
 
 FArr = NDArray[np.float64]
@@ -120,14 +120,31 @@ def compose_spectral(pieces: Sequence[tuple[PMFStats, int, Hashable]], tau: floa
         f = cached(("ra spectrum", key, L), lambda: spectrum(st))
         return f ** c if c > 1 else f
 
+    def power_of(i: int) -> CArr:
+        st, c, key = pieces[i]
+        return cached(("ra power", key, c, L), lambda: power(st, c, key))
+
+    def product_key(n: int) -> Hashable:
+        return ("ra product", tuple((k, c) for _, c, k in pieces[:n]), L)
+
     def product(upto: int) -> CArr:
-        """The product of the first ``upto`` pieces' powers (cached: a history that grows by a
-        piece reuses the product of the others)."""
-        st, c, key = pieces[upto - 1]
-        if upto == 1:
-            return cached(("ra power", key, c, L), lambda: power(st, c, key))
-        pkey = ("ra product", tuple((k, n) for _, n, k in pieces[:upto]), L)
-        return cached(pkey, lambda: product(upto - 1) * cached(("ra power", key, c, L), lambda: power(st, c, key)))
+        """The product of the first ``upto`` pieces' powers, left to right.  Every prefix of two
+        or more pieces is cached, so a history that grows by a piece reuses the product of the
+        others; the longest cached prefix is found first and the rest multiplied on in a loop
+        (no recursion: a history may have thousands of pieces)."""
+        n, acc = upto, None
+        while n > 1:
+            found, value = lookup(product_key(n))
+            if found:
+                acc = value
+                break
+            n -= 1
+        if acc is None:
+            n, acc = 1, power_of(0)
+        for i in range(n, upto):
+            prev, f = acc, power_of(i)
+            acc = cached(product_key(i + 1), lambda: prev * f)
+        return acc
 
     g = np.fft.irfft(product(len(pieces)), n=L)
     shift = s0 % L
