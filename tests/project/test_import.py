@@ -59,7 +59,11 @@ EAGER = {"dpbounds", "dpbounds._errors", "dpbounds._ufuncs", "dpbounds._kernels"
 def test_import_loads_no_heavy_module():
     import json
 
-    code = ("import sys, json, numpy; before = set(sys.modules); import dpbounds; "
+    # dataclasses (and the inspect it imports) is part of the accepted cost: the eager modules'
+    # frozen records (the status bits, the declaration table, Theorem31Result) are dataclasses.
+    # numpy 2.4 imports inspect itself; with numpy 2.2 (Python 3.10) it is new here, and the time budget
+    # (bench/report_import.py, the README's figure) includes it.
+    code = ("import sys, json, numpy, dataclasses; before = set(sys.modules); import dpbounds; "
             "print(json.dumps(sorted(set(sys.modules) - before)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     new = set(json.loads(out.stdout))
