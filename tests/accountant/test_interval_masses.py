@@ -66,6 +66,8 @@ def test_cell_round_off_estimate_against_long_double(sigma, M):
 
     if np.finfo(np.longdouble).eps >= 1e-18:
         pytest.skip("long double is not extended precision on this platform")
+    if np.fft.irfft(np.zeros(3, dtype=np.clongdouble)).dtype != np.longdouble:
+        pytest.skip("this numpy's FFT computes long double inputs in double (numpy < 2.0)")
     law = law_for(sigma, M, "compose")
     edges, h, c0, c1, err = _cell_masses(law, law.P / 2 ** 17)
     N = edges.size
