@@ -8,6 +8,7 @@ answers delta(eps) = sum_{l > eps} g_l (1 - e^{eps - l}) in O(1) per query.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,7 +16,7 @@ from numpy.typing import NDArray
 FArr = NDArray[np.float64]
 
 __all__ = ["compose", "convolve", "compose_pieces", "delta_bracket", "Composition", "HockeyStick", "WindowTooLarge",
-           "place_upper", "place_lower", "fft_size"]
+           "place_upper", "place_lower", "balance", "fft_size"]
 
 _GREEDY_MAX = 50_000  # bulk intervals balanced one by one (a Python loop: ~1 us each)
 _ULP = 4.5e-16  # relative slack on computed losses (a few units in the last place of log1p / products)
@@ -253,27 +254,36 @@ def place_lower(lo: FArr, p: FArr, delta_l: float, err: float) -> tuple[int, FAr
     em -= math.expm1(-delta_l)
     c = np.bincount(ji, weights=p * em, minlength=n)             # C_j e^{t_j}
     del em
-    np.maximum(s, 0.0, out=s)
-    np.maximum(c, 0.0, out=c)
-    tot = s + c
+    return jmin, balance(P, np.maximum(s, 0.0, out=s), np.maximum(c, 0.0, out=c), delta_l, err)
+
+
+def balance(P: NDArray[Any], S: FArr, C: FArr, delta_l: float, err: float = 0.0) -> FArr:
+    """The lower PMF of balanced merging: interval j (P-mass ``P[j]``, slack ``S[j]`` and excess
+    ``C[j]`` in units of e^{-t_j}, both >= 0) sends the fraction alpha_j of its mass up to t_{j+1}.
+
+    alpha_j is the connect-the-dots fraction S_j / (S_j + C_j) capped by the room at t_{j+1},
+    alpha_j C_j <= (1 - alpha_{j+1}) S_{j+1} e^{-Delta} - margin, where the margin covers an l1
+    error ``err`` of the masses and float rounding.  Everywhere alpha_{j+1} is replaced by its own
+    cap (vectorised, no recursion); in the bulk (where the mass is) the choice is greedy from the
+    top, alpha_j as large as the actual alpha_{j+1} allows, so that pairs of intervals merge around
+    their middle point, which keeps the lower PMF's error second order at coarse spacings.
+    """
+    n = P.size
+    tot = S + C
     e_d = math.exp(-delta_l)
     with np.errstate(invalid="ignore", divide="ignore"):
-        w = np.where(tot > 0.0, s / np.where(tot > 0.0, tot, 1.0), 0.0)
+        w = np.where(tot > 0.0, S / np.where(tot > 0.0, tot, 1.0), 0.0)
     del tot
     # room at t_{j+1} in units of e^{-t_j}: (1 - alpha_{j+1}) rs[j] - marg[j] >= alpha_j c_j
     rs = np.zeros(n)
-    rs[:-1] = e_d * s[1:] * (1.0 - 1e-9)
+    rs[:-1] = e_d * S[1:] * (1.0 - 1e-9)
     marg = np.zeros(n)
     marg[:-1] = 2.0 * err * (-math.expm1(-delta_l)) + 1e-15 * (P[:-1] + P[1:])
-    cc = np.maximum(c, 1e-300) * (1.0 + 1e-9)
-    # everywhere: alpha_j <= w_j with alpha_{j+1} replaced by its cap w_{j+1} (vectorised)
+    cc = np.maximum(C, 1e-300) * (1.0 + 1e-9)
     room = np.zeros(n)
     room[:-1] = (1.0 - w[1:]) * rs[:-1] - marg[:-1]
     alpha = np.clip(np.minimum(w, room / cc), 0.0, 1.0)
     alpha[-1] = 0.0  # nothing above the top interval to balance a move up
-    # in the bulk (where the mass is): the greedy choice from the top, alpha_j as large as the
-    # room left by the actual alpha_{j+1} allows (up to 1): pairs of intervals merge around
-    # their middle point, which keeps the lower PMF's error second order at coarse spacings
     cm = np.cumsum(P)
     tot_m = float(cm[-1])
     ra = int(np.searchsorted(cm, 1e-9 * tot_m))
@@ -291,7 +301,7 @@ def place_lower(lo: FArr, p: FArr, delta_l: float, err: float) -> tuple[int, FAr
     up = alpha * P
     pmf = P - up
     pmf[1:] += up[:-1]
-    return jmin, np.asarray(pmf, dtype=np.float64)
+    return np.asarray(pmf, dtype=np.float64)
 
 
 # direction -> (upper hockey stick, mass added to it, lower hockey stick, mass subtracted from it)

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds.accountant._lattice import place_upper
+from dpbounds.accountant._lattice import balance, place_upper
 
 FArr = NDArray[np.float64]
 IArr = NDArray[np.int64]
@@ -41,7 +41,6 @@ __all__ = ["place_cells", "place_aligned"]
 _ULP = 4.5e-16   # relative slack on computed losses (as in _lattice)
 _REL = 1e-12     # relative slack on the computed split fractions and slacks
 _T_MAX = 600.0   # e^{t} for t above this is not formed (such cells keep the bound-based split)
-_GREEDY_MAX = 50_000
 
 
 def _add(a: tuple[int, FArr], b: tuple[int, FArr]) -> tuple[int, FArr]:
@@ -85,39 +84,7 @@ def _balance(ji: IArr, jmin: int, p: FArr, s: FArr, c: FArr, delta_l: float) -> 
     P = np.bincount(ji, weights=p, minlength=n)
     S = np.maximum(np.bincount(ji, weights=s, minlength=n), 0.0)
     C = np.maximum(np.bincount(ji, weights=c, minlength=n), 0.0)
-    e_d = math.exp(-delta_l)
-    tot = S + C
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = np.where(tot > 0.0, S / np.where(tot > 0.0, tot, 1.0), 0.0)
-    # room at t_{j+1} in units of e^{-t_j}: (1 - alpha_{j+1}) rs[j] - marg[j] >= alpha_j c_j
-    rs = np.zeros(n)
-    rs[:-1] = e_d * S[1:] * (1.0 - 1e-9)
-    marg = np.zeros(n)
-    marg[:-1] = 1e-15 * (P[:-1] + P[1:])
-    cc = np.maximum(C, 1e-300) * (1.0 + 1e-9)
-    room = np.zeros(n)
-    room[:-1] = (1.0 - w[1:]) * rs[:-1] - marg[:-1]
-    alpha = np.clip(np.minimum(w, room / cc), 0.0, 1.0)
-    alpha[-1] = 0.0
-    # the bulk: greedy from the top (alpha_j as large as the actual alpha_{j+1} allows)
-    cm = np.cumsum(P)
-    tot_m = float(cm[-1])
-    ra = int(np.searchsorted(cm, 1e-9 * tot_m))
-    rb = min(int(np.searchsorted(cm, (1.0 - 1e-9) * tot_m)) + 1, n - 2)
-    if 0 <= ra <= rb and rb - ra <= _GREEDY_MAX:
-        al, rl, ml, cl = alpha.tolist(), rs.tolist(), marg.tolist(), cc.tolist()
-        for i in range(rb, ra - 1, -1):
-            a = ((1.0 - al[i + 1]) * rl[i] - ml[i]) / cl[i]
-            al[i] = 0.0 if a < 0.0 else (1.0 if a > 1.0 else a)
-        if ra > 0:
-            i = ra - 1
-            a = ((1.0 - al[ra]) * rl[i] - ml[i]) / cl[i]
-            al[i] = max(0.0, min(float(w[i]), a, 1.0))
-        alpha = np.array(al)
-    up = alpha * P
-    pmf = P - up
-    pmf[1:] += up[:-1]
-    return jmin, np.asarray(pmf, dtype=np.float64)
+    return jmin, balance(P, S, C, delta_l)
 
 
 def place_cells(la: FArr, lb: FArr, p: FArr, q: FArr, e: FArr | float, delta_l: float,

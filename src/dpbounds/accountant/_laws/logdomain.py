@@ -306,21 +306,8 @@ class LogDomainLaw(SingleEpochLaw):
         Returns (k0, p0, p1, outside, err): H0 and H1 masses per cell, the mass outside the grid
         (both laws, estimate from the grid tails) and an l1 error estimate of each mass array.
         """
-        f = self.fine
-        lm = math.log(self.M)
-        k0 = int(math.floor((f.u[0] - lm) / delta_l))
-        k1 = int(math.ceil((f.u[-1] - lm) / delta_l))
-        x = lm + delta_l * np.arange(k0, k1 + 1)
-        out = []
-        for law in (self.fine, self.coarse):
-            xc = np.clip(x, law.u[0], law.u[-1])
-            c0 = law.cdf0_at(xc)
-            c1 = law.cdf1_at(xc)
-            out.append((np.diff(c0), np.diff(c1)))
-        (p0, p1), (q0, q1) = out
-        err = float(max(np.sum(np.abs(p0 - q0)), np.sum(np.abs(p1 - q1)))) / 16.0 + self.defect + 1e-16
-        outside = max(abs(1.0 - float(np.sum(p0))), abs(1.0 - float(np.sum(p1))))
-        return k0, np.maximum(p0, 0.0), np.maximum(p1, 0.0), outside, err
+        k0, p0, p1, _, _, outside, err = self._lattice_masses_pair(delta_l)
+        return k0, p0, p1, outside, err
     # -------------------------------------------------------------- the law interface
     method = "log-domain grid"
     certified = "loss discretisation of the lattice (rounding up and down)"
