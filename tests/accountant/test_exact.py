@@ -4,6 +4,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from exact_references import assert_matches_monte_carlo, m2_tradeoff_quadrature, tv_m2_quadrature
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -143,30 +144,10 @@ def test_fourier_series_edges():
 
 
 # ---------------------------------------------------------------- TV: independent quadrature at M = 2
-def _tv_m2_quadrature(sigma):
-    # TV = E[(1 - (Y1 + Y2)/2)^+] = int n(u) [c Phi(u_c) - Phi(u_c - s)/2] du, c = 1 - y1/2
-    from scipy import integrate, stats
-
-    s = 1 / sigma
-    m = -s * s / 2
-
-    def inner(u):
-        y1 = math.exp(s * u + m)
-        c = 1 - y1 / 2
-        if c <= 0:
-            return 0.0
-        uc = (math.log(2 * c) - m) / s
-        return stats.norm.pdf(u) * (c * stats.norm.cdf(uc) - 0.5 * stats.norm.cdf(uc - s))
-
-    umax = (math.log(2) - m) / s
-    val, _ = integrate.quad(inner, -12, umax, epsabs=1e-15, epsrel=1e-13, limit=200)
-    return val
-
-
 @pytest.mark.parametrize("sigma", [3.0, 20.0])
 def test_tv_m2_vs_quadrature(sigma, record_accuracy):
     tv, err = exact_max_gap(sigma, 2, return_error=True)
-    ref = _tv_m2_quadrature(sigma)
+    ref = tv_m2_quadrature(sigma)
     assert err < 1e-9 * ref
     record_accuracy("dpbounds.exact_max_gap", abs(tv - ref) / ref, "relative",
                     "M = 2, sigma in {3, 20}, against scipy quadrature of the exact integral")
@@ -174,51 +155,13 @@ def test_tv_m2_vs_quadrature(sigma, record_accuracy):
 
 
 # ---------------------------------------------------------------- Monte Carlo (seeded)
-def _mc_sum(sigma, M, n, seed):
-    rng = np.random.default_rng(seed)
-    S = np.zeros(n)
-    z = np.empty(n)
-    for _ in range(M):  # in place: M = 1000 with n = 1e6 draws 1e9 normals
-        rng.standard_normal(n, out=z)
-        z *= 1.0 / sigma
-        z -= 0.5 / sigma ** 2
-        np.exp(z, out=z)
-        S += z
-    return S
-
-
-def _assert_matches_monte_carlo(sigma, M, n, seed, a_values, err_max=None):
-    """TV and f(a) against seeded Monte Carlo within 4.5 SE (plus the returned error bound).
-
-    ``err_max``: also require the returned error bounds to be at most this.
-    """
-    S = _mc_sum(sigma, M, n, seed=seed)
-    L = S / M
-    v = np.maximum(1 - L, 0)
-    tv, e_tv = exact_max_gap(sigma, M, return_error=True)
-    if err_max is not None:
-        assert e_tv <= err_max
-    assert abs(tv - v.mean()) <= 4.5 * v.std() / math.sqrt(n)
-    # trade-off: f(a) = E0[L 1{L <= h}] at the empirical threshold h of a few a
-    for a in a_values:
-        h = np.quantile(L, 1 - a)
-        a_emp = float(np.mean(L > h))
-        f_emp = L * (L <= h)
-        f, err = tradeoff_exact(a_emp, sigma, M)
-        if err_max is not None:
-            assert err <= err_max
-        # SE of the mean plus the effect of the threshold's sampling error (slope h)
-        se_f = f_emp.std() / math.sqrt(n) + h * math.sqrt(a * (1 - a) / n)
-        assert abs(f - f_emp.mean()) <= 4.5 * se_f + err
-
-
 @pytest.mark.parametrize("M,n", [(10, 1_000_000),
                                  pytest.param(100, 1_000_000, marks=pytest.mark.slow),
                                  pytest.param(1000, 1_000_000, marks=pytest.mark.slow)])
 def test_tv_and_tradeoff_vs_monte_carlo(M, n):
     # 1e6 samples at each M (the issue asks for 1e6 - 1e7; M draws M x 1e6 normals: M = 100 takes
     # seconds, M = 1000 about 20 s, so those two are slow)
-    _assert_matches_monte_carlo(1.0, M, n, 12345 + M, (0.05, 0.3, 0.7))
+    assert_matches_monte_carlo(1.0, M, n, 12345 + M, (0.05, 0.3, 0.7))
 
 
 # ---------------------------------------------------------------- Theorem 3.1 lower bound
@@ -339,34 +282,15 @@ def test_small_m_is_honest(sigma):
     except ValueError as exc:
         assert "does not converge" in str(exc)
         return
-    ref = _tv_m2_quadrature(sigma)
+    ref = tv_m2_quadrature(sigma)
     assert abs(tv - ref) <= err + 1e-12 * ref
-
-
-def _m2_tradeoff_quadrature(sigma, c):
-    # a = P0[Y1 + Y2 > c], f = P1[S <= c] = E0[Y1 1{S <= c}] (symmetry), as 1-D integrals
-    from scipy import integrate, stats
-
-    s = 1 / sigma
-    m = -s * s / 2
-    umax = (math.log(c) - m) / s
-
-    def inner(u, weight):
-        y1 = math.exp(s * u + m)
-        uc = (math.log(c - y1) - m) / s
-        return stats.norm.pdf(u) * stats.norm.cdf(uc) * (y1 if weight else 1.0)
-
-    opts = dict(epsabs=1e-15, epsrel=1e-13, limit=400)
-    cdf0 = integrate.quad(inner, -14, umax, args=(False,), **opts)[0]
-    f = integrate.quad(inner, -14, umax, args=(True,), **opts)[0]
-    return 1 - cdf0, f
 
 
 @pytest.mark.parametrize("sigma", [2.0, 5.0])
 @pytest.mark.parametrize("c", [1.2, 2.0, 2.9])
 def test_tradeoff_m2_vs_quadrature(sigma, c):
     # independent method: direct quadrature of the two-term lognormal sum; abs error <= 1e-9 claimed
-    a, f_ref = _m2_tradeoff_quadrature(sigma, c)
+    a, f_ref = m2_tradeoff_quadrature(sigma, c)
     f, err = tradeoff_exact(a, sigma, 2)
     assert err <= 1e-9
     assert abs(f - f_ref) <= err + 1e-11
@@ -375,7 +299,7 @@ def test_tradeoff_m2_vs_quadrature(sigma, c):
 def test_tiny_m_large_sigma_quadrature():
     # sigma = 5, M = 2 converges; TV vs the independent quadrature
     tv = exact_max_gap(5.0, 2)
-    assert abs(tv - _tv_m2_quadrature(5.0)) <= 1e-8 * tv
+    assert abs(tv - tv_m2_quadrature(5.0)) <= 1e-8 * tv
 
 
 @pytest.mark.parametrize("sigma", [1.5, 3.0, 20.0])

@@ -10,9 +10,9 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from exact_references import assert_matches_monte_carlo
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_exact import _assert_matches_monte_carlo
 
 from dpbounds import PrecisionWarning
 from dpbounds import accountant as A
@@ -113,7 +113,7 @@ def test_m2_epsilon_bracket_contains_truth():
 @pytest.mark.parametrize("sigma,M,n", [(0.3, 10, 1_000_000),
                                        pytest.param(0.35, 30, 400_000, marks=pytest.mark.slow)])  # Monte Carlo
 def test_small_m_vs_monte_carlo(sigma, M, n):
-    _assert_matches_monte_carlo(sigma, M, n, 4242 + M, (0.02, 0.3, 0.7), err_max=1e-9)
+    assert_matches_monte_carlo(sigma, M, n, 4242 + M, (0.02, 0.3, 0.7), err_max=1e-9)
 
 
 # ---------------------------------------------------------------- against the Fourier laws

@@ -31,7 +31,7 @@ from dpbounds.accountant._laws.tilted import TiltedFourierLaw
 
 def _law_best(sigma, M):
     return S.law_for(sigma, M, "curve")
-from test_exact import _assert_matches_monte_carlo, _m2_tradeoff_quadrature, _tv_m2_quadrature
+from exact_references import assert_matches_monte_carlo, m2_tradeoff_quadrature, tv_m2_quadrature
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -189,11 +189,11 @@ def test_cf_tilted_grid_edges():
 def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
     assert isinstance(_law_best(sigma, 2.0), TiltedFourierLaw)  # the tilted path is exercised
     tv, e = exact_max_gap(sigma, 2, return_error=True)
-    ref = _tv_m2_quadrature(sigma)
+    ref = tv_m2_quadrature(sigma)
     assert e <= 1e-9 * ref
     assert abs(tv - ref) <= 1e-8 * ref
     for c in cs:
-        a, f_ref = _m2_tradeoff_quadrature(sigma, c)
+        a, f_ref = m2_tradeoff_quadrature(sigma, c)
         f, err = tradeoff_exact(a, sigma, 2)
         assert err <= 1e-9
         assert abs(f - f_ref) <= err + 1e-11
@@ -204,7 +204,7 @@ def test_tilted_m2_tv_and_tradeoff_vs_quadrature(sigma, cs):
 @pytest.mark.parametrize("M,n", [(10, 1_000_000), pytest.param(100, 200_000, marks=pytest.mark.slow)])
 def test_small_sigma_vs_monte_carlo(sigma, M, n):  # Monte Carlo: one case fast, the rest slow
     assert isinstance(_law_best(sigma, float(M)), TiltedFourierLaw)
-    _assert_matches_monte_carlo(sigma, M, n, 777 + M + int(100 * sigma), (0.05, 0.3, 0.7), err_max=1e-9)
+    assert_matches_monte_carlo(sigma, M, n, 777 + M + int(100 * sigma), (0.05, 0.3, 0.7), err_max=1e-9)
 
 
 # ---------------------------------------------------------------- error bars and their honesty

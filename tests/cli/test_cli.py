@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from test_rounds import TABLE1
+from paper_tables import TABLE1
 
 import dpbounds
 from dpbounds.cli import main

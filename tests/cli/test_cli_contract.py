@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 import pytest
-from cli_harness import child_env, run
+from cli_harness import child_env, run, subcommands
 
 import dpbounds
 from dpbounds import RandomAllocationAccountant
@@ -46,18 +46,6 @@ def strict_json(text: str):
     def refuse(name: str):
         raise ValueError(f"not JSON: {name}")
     return json.loads(text, parse_constant=refuse)
-
-
-def subcommands() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser by its words (``"plot rounds"``), nested subcommands included."""
-    def walk(p: argparse.ArgumentParser, path: str):  # type: ignore[no-untyped-def]
-        for a in p._actions:
-            if isinstance(a, argparse._SubParsersAction):
-                for name, sp in a.choices.items():
-                    sub = f"{path} {name}".strip()
-                    yield sub, sp
-                    yield from walk(sp, sub)
-    return dict(walk(build_parser(), ""))
 
 
 def options(*kinds):

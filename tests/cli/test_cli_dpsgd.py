@@ -3,20 +3,10 @@ import json
 import re
 
 import pytest
-
-from dpbounds.cli import main
+from cli_harness import run, subcommands
 
 ARGS = ["--dataset-size", "6e4", "--batch-size", "256", "--epochs", "10", "--noise-multiplier", "1.1",
         "--delta", "1e-5"]
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse's refusals exit 2 with one line
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_dpsgd_table(capsys):
@@ -104,8 +94,6 @@ def test_messages_name_the_flag_typed(capsys, typed):
 
 
 def test_every_noise_multiplier_option_is_sigma_with_its_alias():
-    from test_cli_contract import subcommands
-
     seen = []
     # the companion paper's figures take a mechanism's sigma per unit replace-one sensitivity,
     # which is not DP-SGD's noise multiplier (noise std / clipping norm): no alias there.  The

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dpbounds import _ufuncs as U
+from dpbounds._dispatch import MAY_OVERFLOW
 from dpbounds._ufunc_table import UFUNCS
 
 PROBES = [math.nan, math.inf, -math.inf, 0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-200,
@@ -32,6 +33,12 @@ GENUINE_OVERFLOW = {
     ("rdp_laplace", "b"): "the RDP exceeds 1/b + log(alpha/(2 alpha - 1))/(alpha - 1) > DBL_MAX at b = 5e-324",
 }
 
+
+
+def test_every_overflowing_ufunc_is_redirected():
+    # the ufuncs that may flag overflow are exactly those whose warning the package re-issues at
+    # the caller's line (tests/contract/test_warning_location.py)
+    assert {u for u, _ in GENUINE_OVERFLOW} == set(MAY_OVERFLOW)
 
 def _cases():
     for u in UFUNCS:

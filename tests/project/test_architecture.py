@@ -198,3 +198,16 @@ def test_subpackages_give_their_reading_order():
         missing = [m for m in modules if f"``{m}``" not in doc]
         assert "Reading order" in doc or "reading order" in doc, package.name
         assert missing == [], f"{package.name}/__init__.py does not place {missing} in its reading order"
+
+
+def test_no_test_module_imports_another():
+    # what several tests share lives in a helper module (tests/*.py without the test_ prefix,
+    # bench/baselines.py), so a test file can be moved, renamed or deselected on its own
+    offenders = []
+    for path in sorted([*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("bench").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            offenders += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                          if n.split(".")[-1].startswith(("test_", "conftest"))]
+    assert not offenders, "\n".join(offenders)

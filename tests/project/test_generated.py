@@ -1,27 +1,17 @@
 """The files generated from the ufunc declaration table are up to date (tools/gen_ufuncs.py),
 every accuracy claim names a test that exists, and the status vocabulary is one table."""
 import ast
-import importlib.util
 import pathlib
 import sys
 
 import accuracy_record
 import numpy as np
 import pytest
+from ufunc_generator import GEN
 
 from dpbounds import _errors, _ufunc_table, _ufuncs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location("gen_ufuncs", ROOT / "tools" / "gen_ufuncs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-GEN = _generator()
 
 
 @pytest.mark.parametrize("target", sorted(GEN.TARGETS))

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_generated import GEN
+from ufunc_generator import GEN
 
 from dpbounds import _ufunc_table, _ufuncs
 from dpbounds._errors import STATUS_BITS
