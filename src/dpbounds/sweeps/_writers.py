@@ -190,6 +190,7 @@ def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: d
     differ, the constructor is used.
     """
     try:
+        import pandas as pd  # (xarray's own dependency, imported with it)
         from xarray.core.indexes import PandasIndex
 
         out: dict[str, Any] = dict(variables)   # the constructor's order: data variables, then coordinates
@@ -203,8 +204,10 @@ def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: d
             elif np.ndim(c) == 0:
                 out[name] = xr.Variable((), c)
             else:
-                # what PandasIndex.from_variables makes of the dimension's own coordinate
-                index = PandasIndex(c, name, coord_dtype=c.dtype)
+                # what PandasIndex.from_variables makes of the dimension's own coordinate (a float64
+                # array: pandas.Index of a copy of it, named after the dimension), given the
+                # pandas.Index it would make rather than left to find it (half the time)
+                index = PandasIndex(pd.Index(c, name=name), name, coord_dtype=c.dtype, fastpath=True)
                 out.update(index.create_variables())
                 indexes[name] = index
             sizes.update(out[name].sizes)
@@ -275,7 +278,8 @@ def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...], dtype
     try:
         from xarray.core import indexing
 
-        return xr.Variable(dims, indexing.LazilyIndexedArray(_backend_class()(lazy)))
+        # (fastpath: the lazy array is taken as it is, as the ordinary constructor takes it)
+        return xr.Variable(dims, indexing.LazilyIndexedArray(_backend_class()(lazy)), fastpath=True)
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray without the interface
         return _variable(xr, dims, lazy.data())
 
