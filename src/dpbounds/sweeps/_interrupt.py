@@ -20,16 +20,19 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-
-try:
-    # the C functions behind signal.getsignal/signal.signal: those wrap every handler in and out
-    # of an IntEnum, most of the ~30 us a sweep spent taking the signals over and giving them back
-    from _signal import getsignal as _getsignal
-    from _signal import signal as _setsignal
-except ImportError:  # pragma: no cover - a Python without the _signal module
-    _getsignal, _setsignal = signal.getsignal, signal.signal
 from types import FrameType
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+# the C functions behind signal.getsignal/signal.signal: those wrap every handler in and out of
+# an IntEnum, most of the ~30 us a sweep spent taking the signals over and giving them back
+_getsignal: Callable[[int], Any] = signal.getsignal
+_setsignal: Callable[[int, Any], Any] = signal.signal
+try:
+    import _signal  # type: ignore[import-not-found, unused-ignore]
+
+    _getsignal, _setsignal = _signal.getsignal, _signal.signal
+except ImportError:  # pragma: no cover - a Python without the _signal module
+    pass
 
 __all__ = ["Interrupts", "Terminated", "deferred_interrupts"]
 

@@ -190,7 +190,7 @@ def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: d
     differ, the constructor is used.
     """
     try:
-        import pandas as pd  # (xarray's own dependency, imported with it)
+        import pandas as pd  # type: ignore[import-untyped, unused-ignore]  # (xarray's dependency)
         from xarray.core.indexes import PandasIndex
 
         out: dict[str, Any] = dict(variables)   # the constructor's order: data variables, then coordinates
