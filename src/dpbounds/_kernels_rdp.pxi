@@ -32,33 +32,38 @@ cdef int _pv_logd_chunked(long lmax, const double *logs, const double *lfact, do
     return 0
 
 
-cdef class WorWork:
-    """The without-replacement Gaussian kernel's scratch tables, kept from one call to the next.
+cdef void _wor_work_free(object capsule) noexcept:
+    cdef dpb_rdp_work *w = <dpb_rdp_work *>PyCapsule_GetPointer(capsule, b"dpbounds.wor_work")
+    if w != NULL:
+        dpb_rdp_work_free(w)
+        free(w)
 
-    The tables (log-factorials, the Gaussian's curve and the Pearson-Vajda moments of one
+
+def wor_work():
+    """A workspace of the without-replacement Gaussian kernel, kept from one call to the next.
+
+    Its tables (log-factorials, the Gaussian's curve and the Pearson-Vajda moments of one
     sigma, the order-independent part of one (sigma, gamma)) are caches: each entry depends on
     its index and sigma (gamma) alone, so a value is the same bit for bit whichever calls built
-    them.  Kept for one sigma, they spare a sequence of calls at that sigma (an order search:
-    a scan, then its refinement) rebuilding the O(alpha^2) Pearson-Vajda table each time.  Not
-    to be shared between threads.
+    them.  Passed to :func:`wor_gaussian` calls at one sigma (an order search: a scan, then its
+    refinement), it spares each call rebuilding the O(alpha^2) Pearson-Vajda table.  Not to be
+    shared between threads.
     """
-    cdef dpb_rdp_work w
-
-    def __cinit__(self):
-        dpb_rdp_work_init(&self.w)
-
-    def __dealloc__(self):
-        dpb_rdp_work_free(&self.w)
+    cdef dpb_rdp_work *w = <dpb_rdp_work *>malloc(sizeof(dpb_rdp_work))
+    if w == NULL:
+        raise MemoryError
+    dpb_rdp_work_init(w)
+    return PyCapsule_New(w, b"dpbounds.wor_work", _wor_work_free)
 
 
-def wor_gaussian(alpha, sigma, gamma, long bound, WorWork work=None):
+def wor_gaussian(alpha, sigma, gamma, long bound, work=None):
     """WOR-subsampled Gaussian RDP, broadcasting over (alpha, sigma, gamma).
 
     bound: 0 Theorem 9, 1 improved (Pearson-Vajda), 2 lower.  A workspace is shared
     along the flattened (C-order) arrays: put sigma on the slowest axis to reuse the
-    O(alpha^2) Pearson-Vajda table of the improved bound.  ``work``: a :class:`WorWork`
-    to use (and keep filled) instead of a workspace of this call's own; the values are the
-    same either way.
+    O(alpha^2) Pearson-Vajda table of the improved bound.  ``work``: a workspace made by
+    :func:`wor_work` to use (and keep filled) instead of one of this call's own; the values
+    are the same either way.
     """
     a, s, g = np.broadcast_arrays(np.asarray(alpha, dtype=np.float64),
                                   np.asarray(sigma, dtype=np.float64),
@@ -78,7 +83,9 @@ def wor_gaussian(alpha, sigma, gamma, long bound, WorWork work=None):
     if work is None:
         dpb_rdp_work_init(&w)
     else:
-        wp = &work.w
+        wp = <dpb_rdp_work *>PyCapsule_GetPointer(work, b"dpbounds.wor_work")   # (raises if not one)
+        if wp == NULL:
+            raise TypeError("work must be a workspace made by wor_work()")
     with nogil:
         # blocks of orders with a look for Ctrl-C between them (_interrupt.pxd): one order of
         # the improved bound can cost O(alpha^2)

@@ -69,14 +69,14 @@ class _Curves:
         # (O(order^2) to build) serves every later step at that sigma
         self.sig_start = np.flatnonzero(np.r_[True, self.usig[1:] != self.usig[:-1]])
         self.sig_of_row = np.cumsum(np.r_[True, self.usig[1:] != self.usig[:-1]]) - 1
-        self.works = [_kernels.WorWork() for _ in range(self.sig_start.size)]
+        self.works = [_kernels.wor_work() for _ in range(self.sig_start.size)]
         self.table = np.full((uniq.shape[0], 0), np.nan)
         self.known = np.zeros((uniq.shape[0], 0), dtype=bool)
 
     def _tables_at(self, rows: IArr, idx: IArr) -> FArr:
         """The integer-order curves at the orders ``idx`` (one row of orders per point; ``rows``: the
         points' tables).  Each order is the kernel's value bit for bit, whichever orders are
-        computed together (its workspace is a cache: docs of ``_kernels.WorWork``); only the
+        computed together (its workspace is a cache: ``_kernels.wor_work``); only the
         orders asked for and not yet known are computed."""
         need = int(idx.max()) + 1
         if need > self.table.shape[1]:
