@@ -10,12 +10,16 @@ min_dataset_size on a 1000 x 3917 grid).  The sweep returns an xarray Dataset (i
 column computed when read), or without xarray a dict of numpy arrays (the reasons built at
 once); also the Dataset with its reason column read.
 
-Renyi DP: ``rdp_epsilon_poisson`` / ``rdp_epsilon_wor`` against the vectorised path --
-``rdp.epsilon(steps * rdp.poisson_gaussian(DEFAULT_ORDERS, sigma, q), DEFAULT_ORDERS, delta)``
-(``subsampled_gaussian_wor`` for WOR) -- on the same grid: the sweep with ``orders="default"``
-(the same orders), and with its default ``orders="search"`` (the accountant's order search,
-more orders per point), and that search point by point as the sweep ran it before (one
-RDPAccountant per point).
+Renyi DP: ``rdp_epsilon_poisson`` / ``rdp_epsilon_wor`` against the vectorised path doing the same
+computation on the same grid.  ``orders="default"``: ``rdp.epsilon(steps * rdp.poisson_gaussian(
+DEFAULT_ORDERS, sigma, q), DEFAULT_ORDERS, delta)`` (``subsampled_gaussian_wor`` for WOR).  The
+sweep's default, the accountant's order search (real orders, as many as it needs, up to 1e4): that
+path at the orders the search evaluates at each point -- recorded from the sweep, the curve of every
+point at its own orders in one call of ``poisson_gaussian`` / ``subsampled_gaussian_wor``, then the
+conversion -- which gives the sweep's answer (asserted).  The search against the default-orders
+path is printed too, for scale: it evaluates other (more, higher) orders and gives another answer,
+so that ratio is not like for like.  And the search point by point as the sweep ran it before
+(one RDPAccountant per point).
 
 Interleaved runs, minimum of each; the ratio is what counts on a shared machine.  Target
 (issue 21): separable sweeps within 1.5x of the outer function, RDP sweeps within 1.5x of the
@@ -35,7 +39,8 @@ import numpy as np
 import dpbounds
 import dpbounds.rdp as R
 from dpbounds.outer import delta_bound_outer, min_dataset_size_outer, rounds_required_outer
-from dpbounds.sweeps import parse_axis
+from dpbounds.rdp._outward import eps_objective
+from dpbounds.sweeps import _rdp, parse_axis
 from dpbounds.sweeps._quantities import QUANTITIES
 
 
@@ -134,39 +139,89 @@ def _per_point(name, axes, options):
             pass
 
 
+def _search_orders(name, axes):
+    """The orders the sweep's search evaluates at each point of the grid (points in C order, one
+    row each, padded by repeating the last), recorded from one sweep in one chunk; and its epsilons."""
+    seen: dict[int, list[float]] = {}
+    original = _rdp._Objective.__call__
+
+    def record(self, points, alpha):
+        a = np.broadcast_to(alpha, (points.size, np.shape(alpha)[1]))
+        for p, row in zip(points.tolist(), a.tolist()):
+            seen.setdefault(p, []).extend(row)
+        return original(self, points, alpha)
+
+    _rdp._Objective.__call__ = record
+    try:
+        ds = dpbounds.sweep(name, progress=False, chunk_size=10 ** 9, **axes)
+    finally:
+        _rdp._Objective.__call__ = original
+    n = axes["sigma"].size * axes["sample_rate"].size
+    assert sorted(seen) == list(range(n)), "every point of the bench grid is valid"
+    k = max(len(v) for v in seen.values())
+    orders = np.array([seen[p] + [seen[p][-1]] * (k - len(seen[p])) for p in range(n)])
+    return orders, np.asarray(ds[name], dtype=np.float64).ravel()
+
+
+def _at_orders(curve, orders, delta):
+    """epsilon = the minimum over each point's own orders of the conversion (as rdp.epsilon; NaN
+    orders skipped, as the accountant skips them)."""
+    v = eps_objective(orders, curve, delta, "improved")
+    return np.min(np.where(np.isnan(v), np.inf, v), axis=1)
+
+
 def rdp(repeat: int, clock, quick: bool) -> None:
+    """Each RDP sweep against the vectorised path doing the same computation: with
+    ``orders="default"`` that path at the default orders; with the order search (the sweep's
+    default) that path at the orders the search evaluates at each point -- the curve of each
+    point at its own orders in one call of the public vectorised function, then the conversion
+    at those orders (the same answer: asserted).  The search is sequential (a scan, its
+    extension, a golden-section refinement: ~40 rounds), so its orders are known only once it
+    has run; the reference is what the search would cost were they known in advance.  Also, for
+    scale, the search against the default-orders path (fewer orders, capped at 1024: another
+    answer) and the search point by point as the sweep ran it before (one RDPAccountant a point)."""
     orders = np.asarray(R.DEFAULT_ORDERS)
     n = 6 if quick else 12
     cases = [
         ("rdp_epsilon_poisson", dict(sigma=np.geomspace(0.7, 4.0, n), sample_rate=np.geomspace(1e-3, 0.1, n),
                                      steps=2000.0, delta=1e-6),
-         lambda a: R.epsilon(a["steps"] * R.poisson_gaussian(orders, a["sigma"][:, None, None],
-                                                             a["sample_rate"][None, :, None]), orders, a["delta"]),
+         lambda a, o, s, q: a["steps"] * np.asarray(R.poisson_gaussian(o, s, q)),
          dict(conversion="improved", mode="exact")),
         ("rdp_epsilon_wor", dict(sigma=np.geomspace(1.6, 40.0, n), sample_rate=np.geomspace(1e-4, 0.1, n),
                                  steps=60000.0, delta=1e-8),
-         lambda a: R.epsilon(a["steps"] * R.subsampled_gaussian_wor(orders, a["sigma"][:, None, None] / 2,
-                                                                    a["sample_rate"][None, :, None]), orders,
-                             a["delta"]),
+         lambda a, o, s, q: a["steps"] * np.asarray(R.subsampled_gaussian_wor(o, s / 2, q)),
          dict(conversion="improved", bound="improved")),
     ]
-    for name, axes, vectorised, options in cases:
+    for name, axes, curve, options in cases:
         pts = axes["sigma"].size * axes["sample_rate"].size
-        runs = {"vectorised": lambda: vectorised(axes),
+        S, Q = (x.ravel() for x in np.meshgrid(axes["sigma"], axes["sample_rate"], indexing="ij"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            visited, eps = _search_orders(name, axes)
+        same = _at_orders(curve(axes, visited, S[:, None], Q[:, None]), visited, axes["delta"])
+        # the search keeps an integer order within 1e-6 of its optimum when as good up to 1e-13
+        assert np.allclose(same, eps, rtol=1e-12, atol=0), "the reference computes the sweep's answer"
+        default = lambda: R.epsilon(curve(axes, orders, axes["sigma"][:, None, None],  # noqa: E731
+                                          axes["sample_rate"][None, :, None]), orders, axes["delta"])
+        runs = {"default orders": default,
                 "sweep default orders": lambda: dpbounds.sweep(name, orders="default", progress=False, **axes),
+                "search orders": lambda: _at_orders(curve(axes, visited, S[:, None], Q[:, None]), visited,
+                                                    axes["delta"]),
                 "sweep search": lambda: dpbounds.sweep(name, progress=False, **axes)}
         if not quick:
             runs["search point by point"] = lambda: _per_point(name, axes, dict(options, orders="search"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t = best(runs, max(2, repeat // 3), clock)
-        v = t["vectorised"]
-        line = (f"  {name} {axes['sigma'].size} x {axes['sample_rate'].size}: vectorised path {v * 1e3 / pts:.2f} "
-                f"ms/pt; sweep orders='default' {t['sweep default orders'] / v:.2f}x it; sweep orders='search' "
-                f"{t['sweep search'] / v:.2f}x it")
+        v, w = t["default orders"], t["search orders"]
+        line = (f"  {name} {axes['sigma'].size} x {axes['sample_rate'].size}: orders='default': vectorised path "
+                f"{v * 1e3 / pts:.2f} ms/pt, sweep {t['sweep default orders'] / v:.2f}x it; order search "
+                f"({visited.shape[1]} orders a point at most): vectorised path at the search's orders "
+                f"{w * 1e3 / pts:.2f} ms/pt, sweep {t['sweep search'] / w:.2f}x it "
+                f"({t['sweep search'] / v:.2f}x the default-orders path)")
         if "search point by point" in t:
-            line += (f"; the search point by point (before) {t['search point by point'] / v:.2f}x it, "
-                     f"{t['search point by point'] / t['sweep search']:.2f}x the block search")
+            line += (f"; the search point by point (before) {t['search point by point'] / w:.2f}x the "
+                     f"same-orders path, {t['search point by point'] / t['sweep search']:.2f}x the sweep")
         print(line)
 
 

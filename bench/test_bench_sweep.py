@@ -93,3 +93,39 @@ def test_rdp_sweep_order_search(benchmark):
                              rounds=3, iterations=1)
     # the search over real orders is never worse than the fixed list
     assert (np.asarray(res["rdp_epsilon_poisson"]).reshape(8, 8) <= _vectorised_rdp() * (1 + 1e-12)).all()
+
+
+# the order search without replacement against the vectorised path at the orders the search
+# evaluates at each point (the like-for-like reference: same orders, same answer; see
+# bench/report_sweep_kernels.py, which prints the ratio)
+WOR_AXES = dict(sigma=np.geomspace(1.6, 40.0, 6), sample_rate=np.geomspace(1e-4, 0.1, 6), steps=60000.0, delta=1e-8)
+
+
+@pytest.fixture(scope="module")
+def wor_search():
+    from report_sweep_kernels import _at_orders, _search_orders
+
+    import dpbounds.rdp as R
+
+    orders, eps = _search_orders("rdp_epsilon_wor", WOR_AXES)
+    S, Q = (x.ravel() for x in np.meshgrid(WOR_AXES["sigma"], WOR_AXES["sample_rate"], indexing="ij"))
+
+    def same_orders():
+        curve = WOR_AXES["steps"] * np.asarray(R.subsampled_gaussian_wor(orders, S[:, None] / 2, Q[:, None]))
+        return _at_orders(curve, orders, WOR_AXES["delta"])
+
+    return same_orders, eps
+
+
+@pytest.mark.benchmark(group="WOR RDP epsilon, order search, 6 x 6 grid: sweep vs the vectorised path at its orders")
+def test_rdp_wor_vectorised_path_at_the_search_orders(benchmark, wor_search):
+    same_orders, eps = wor_search
+    got = benchmark.pedantic(same_orders, rounds=3, iterations=1)
+    np.testing.assert_allclose(got, eps, rtol=1e-12, atol=0)
+
+
+@pytest.mark.benchmark(group="WOR RDP epsilon, order search, 6 x 6 grid: sweep vs the vectorised path at its orders")
+def test_rdp_wor_sweep_order_search(benchmark, wor_search):
+    res = benchmark.pedantic(dpbounds.sweep, ("rdp_epsilon_wor",), dict(progress=False, **WOR_AXES),
+                             rounds=3, iterations=1)
+    np.testing.assert_array_equal(np.asarray(res["rdp_epsilon_wor"]).ravel(), wor_search[1])

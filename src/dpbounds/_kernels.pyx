@@ -27,6 +27,7 @@ cimport numpy as cnp
 from libc.math cimport NAN, INFINITY, isnan, isinf, floor, lgamma, sqrt
 from libc.stdlib cimport malloc, free
 from cpython.exc cimport PyErr_CheckSignals, PyErr_Occurred
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 from dpbounds._interrupt cimport dpb_watch, dpb_watch_start, dpb_watch_block_end, dpb_watch_stop
 from dpbounds._core cimport *
 

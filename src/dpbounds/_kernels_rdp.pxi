@@ -32,12 +32,38 @@ cdef int _pv_logd_chunked(long lmax, const double *logs, const double *lfact, do
     return 0
 
 
-def wor_gaussian(alpha, sigma, gamma, long bound):
+cdef void _wor_work_free(object capsule) noexcept:
+    cdef dpb_rdp_work *w = <dpb_rdp_work *>PyCapsule_GetPointer(capsule, b"dpbounds.wor_work")
+    if w != NULL:
+        dpb_rdp_work_free(w)
+        free(w)
+
+
+def wor_work():
+    """A workspace of the without-replacement Gaussian kernel, kept from one call to the next.
+
+    Its tables (log-factorials, the Gaussian's curve and the Pearson-Vajda moments of one
+    sigma, the order-independent part of one (sigma, gamma)) are caches: each entry depends on
+    its index and sigma (gamma) alone, so a value is the same bit for bit whichever calls built
+    them.  Passed to :func:`wor_gaussian` calls at one sigma (an order search: a scan, then its
+    refinement), it spares each call rebuilding the O(alpha^2) Pearson-Vajda table.  Not to be
+    shared between threads.
+    """
+    cdef dpb_rdp_work *w = <dpb_rdp_work *>malloc(sizeof(dpb_rdp_work))
+    if w == NULL:
+        raise MemoryError
+    dpb_rdp_work_init(w)
+    return PyCapsule_New(w, b"dpbounds.wor_work", _wor_work_free)
+
+
+def wor_gaussian(alpha, sigma, gamma, long bound, work=None):
     """WOR-subsampled Gaussian RDP, broadcasting over (alpha, sigma, gamma).
 
     bound: 0 Theorem 9, 1 improved (Pearson-Vajda), 2 lower.  A workspace is shared
     along the flattened (C-order) arrays: put sigma on the slowest axis to reuse the
-    O(alpha^2) Pearson-Vajda table of the improved bound.
+    O(alpha^2) Pearson-Vajda table of the improved bound.  ``work``: a workspace made by
+    :func:`wor_work` to use (and keep filled) instead of one of this call's own; the values
+    are the same either way.
     """
     a, s, g = np.broadcast_arrays(np.asarray(alpha, dtype=np.float64),
                                   np.asarray(sigma, dtype=np.float64),
@@ -50,10 +76,16 @@ def wor_gaussian(alpha, sigma, gamma, long bound):
     cdef double[::1] ov = out
     cdef Py_ssize_t i, i0 = 0, i1, n = av.shape[0]
     cdef dpb_rdp_work w
+    cdef dpb_rdp_work *wp = &w
     cdef int b = <int>bound
     cdef int stop = 0
     cdef dpb_watch watch
-    dpb_rdp_work_init(&w)
+    if work is None:
+        dpb_rdp_work_init(&w)
+    else:
+        wp = <dpb_rdp_work *>PyCapsule_GetPointer(work, b"dpbounds.wor_work")   # (raises if not one)
+        if wp == NULL:
+            raise TypeError("work must be a workspace made by wor_work()")
     with nogil:
         # blocks of orders with a look for Ctrl-C between them (_interrupt.pxd): one order of
         # the improved bound can cost O(alpha^2)
@@ -61,11 +93,12 @@ def wor_gaussian(alpha, sigma, gamma, long bound):
         while i0 < n and not stop:
             i1 = dpb_watch_block_end(&watch, i0, n)
             for i in range(i0, i1):
-                ov[i] = dpb_rdp_wor_gaussian(av[i], sv[i], gv[i], b, &w)
+                ov[i] = dpb_rdp_wor_gaussian(av[i], sv[i], gv[i], b, wp)
             i0 = i1
             if i0 < n:
                 stop = dpb_watch_stop(&watch)
-    dpb_rdp_work_free(&w)
+    if work is None:
+        dpb_rdp_work_free(&w)
     if stop:
         _raise_pending()
     if len(shape) == 0:

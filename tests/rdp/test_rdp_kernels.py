@@ -247,6 +247,24 @@ def test_wor_edges():
     assert np.isnan(_kernels.wor_gaussian(2e6, 2.0, 0.1, 0))
 
 
+def test_wor_kept_workspace_gives_the_same_bits():
+    """A workspace kept between calls (wor_work) is a cache: every value equals the call's own
+    workspace bit for bit, whatever the earlier calls built (other sigmas, gammas, orders in any
+    order, tables grown and shrunk back), for each bound."""
+    rng = np.random.default_rng(7)
+    for b in (0, 1, 2):
+        w = _kernels.wor_work()
+        for sigma, top in ((0.3, 300), (1.7, 1200), (6.0, 300), (1.7, 40), (40.0, 500), (6.0, 800)):
+            a = np.concatenate([rng.permutation(np.arange(2.0, top, 7.0)), rng.uniform(1.0, top, 20),
+                                [np.inf, 1.0, 2.0]])
+            g = rng.choice([0.0, 1e-4, 0.01, 0.3, 1.0], a.size)
+            kept = _kernels.wor_gaussian(a, sigma, g, b, w)
+            fresh = np.array([_kernels.wor_gaussian(x, sigma, y, b) for x, y in zip(a.tolist(), g.tolist())])
+            assert kept.tobytes() == fresh.tobytes(), (b, sigma)
+    with pytest.raises(ValueError):
+        _kernels.wor_gaussian(5.0, 2.0, 0.1, 1, object())
+
+
 def test_wor_large_alpha_no_overflow():
     # alpha up to 1e4: finite, monotone, and below the base curve.
     a = np.array([1e3, 5e3, 1e4])

@@ -179,16 +179,16 @@ def parse_axis(name: str, spec: Any) -> NDArray[np.float64]:
     """
     if not isinstance(name, str) or not name:
         raise DPBoundsError(f"axis name must be a non-empty string, got {name!r}")
+    if isinstance(spec, np.ndarray):   # (first: the common case, and none of the others is an array)
+        if spec.ndim == 0:
+            return _explicit(name, spec.reshape(1))
+        return _explicit(name, spec)
     if isinstance(spec, str):
         return _from_text(name, spec)
     if isinstance(spec, (bool, np.bool_)):
         raise DPBoundsError(f"axis {name}: values must be real numbers, got {spec!r}")
     if isinstance(spec, numbers.Real):
         return _explicit(name, [spec])
-    if isinstance(spec, np.ndarray):
-        if spec.ndim == 0:
-            return _explicit(name, spec.reshape(1))
-        return _explicit(name, spec)
     if isinstance(spec, tuple) and len(spec) == 4 and isinstance(spec[3], str):
         return _generated(name, *spec)
     if isinstance(spec, (list, tuple, range)):

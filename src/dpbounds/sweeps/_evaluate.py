@@ -132,14 +132,15 @@ def axis_codes(quantity: Quantity, grid: Grid) -> tuple[NDArray[np.int16] | None
     """Per swept axis, the reason code of each value (1 + declared index where the value breaks
     the axis' constraint), or None when all its values are valid (the common case: then no
     per-point check is needed at all)."""
-    constraints = dict(zip(quantity.axis_names, quantity.axis_constraints()))
+    declared = quantity.axis_names
+    constraints = dict(zip(declared, quantity.axis_constraints()))
     out: list[NDArray[np.int16] | None] = []
     for name, values in zip(grid.names, grid.values):
         ok = constraints[name].holds(values)
         if ok.all():
             out.append(None)
         else:
-            out.append(np.where(ok, 0, 1 + quantity.axis_names.index(name)).astype(np.int16))
+            out.append(np.where(ok, 0, 1 + declared.index(name)).astype(np.int16))
     return tuple(out)
 
 

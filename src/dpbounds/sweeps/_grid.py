@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping
 
 import numpy as np
@@ -105,17 +106,17 @@ class Grid:
             raise DPBoundsError(f"zip=True needs axes of equal length: {lengths}")
         return Grid(names, values, dict(fixed), zipped)
 
-    @property
+    @cached_property   # (read many times a chunk; the grid is immutable)
     def shape(self) -> tuple[int, ...]:
         if self.zipped:
             return (self.values[0].shape[0],) if self.values else (1,)
         return tuple(v.shape[0] for v in self.values)
 
-    @property
+    @cached_property   # (read many times a chunk; the grid is immutable)
     def size(self) -> int:
         return math.prod(self.shape)
 
-    @property
+    @cached_property   # (read many times a chunk; the grid is immutable)
     def strides(self) -> tuple[int, ...]:
         """Points between consecutive values of each axis (C order); 1 for every zipped axis."""
         if self.zipped:

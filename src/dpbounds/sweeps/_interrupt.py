@@ -21,7 +21,18 @@ import contextlib
 import signal
 import threading
 from types import FrameType
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+# the C functions behind signal.getsignal/signal.signal: those wrap every handler in and out of
+# an IntEnum, most of the ~30 us a sweep spent taking the signals over and giving them back
+_getsignal: Callable[[int], Any] = signal.getsignal
+_setsignal: Callable[[int, Any], Any] = signal.signal
+try:
+    import _signal  # type: ignore[import-not-found, unused-ignore]
+
+    _getsignal, _setsignal = _signal.getsignal, _signal.signal
+except ImportError:  # pragma: no cover - a Python without the _signal module
+    pass
 
 __all__ = ["Interrupts", "Terminated", "deferred_interrupts"]
 
@@ -34,8 +45,8 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def _terminating() -> tuple[int, ...]:
-    return tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+_TERMINATING: tuple[int, ...] = tuple(int(getattr(signal, name)) for name in ("SIGTERM", "SIGHUP")
+                                     if hasattr(signal, name))
 
 
 class Interrupts:
@@ -72,11 +83,12 @@ def deferred_interrupts() -> Iterator[Interrupts]:
         return
     # the signals whose handler is still Python's default: only those are taken over
     taken: dict[int, Any] = {}
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    if _getsignal(signal.SIGINT) is signal.default_int_handler:
         taken[signal.SIGINT] = signal.default_int_handler
-    for signum in _terminating():
-        if signal.getsignal(signum) == signal.SIG_DFL:
-            taken[signum] = signal.SIG_DFL
+    for signum in _TERMINATING:
+        previous = _getsignal(signum)
+        if previous == signal.SIG_DFL:
+            taken[signum] = previous   # (as _setsignal takes it back: a plain int, not the IntEnum)
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if flag.signum:   # the second signal: stop now, where the program is
@@ -84,7 +96,7 @@ def deferred_interrupts() -> Iterator[Interrupts]:
         flag.signum = signum
 
     for signum in taken:
-        signal.signal(signum, handler)
+        _setsignal(signum, handler)
     terminated: Terminated | None = None
     try:
         yield flag
@@ -92,7 +104,7 @@ def deferred_interrupts() -> Iterator[Interrupts]:
         terminated = exc
     finally:
         for signum, previous in taken.items():
-            signal.signal(signum, previous)
+            _setsignal(signum, previous)
     if terminated is not None:
         signum = terminated.signum
         if taken.get(signum) == signal.SIG_DFL:

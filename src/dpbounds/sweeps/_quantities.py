@@ -127,7 +127,10 @@ class Quantity:
 
     @property
     def axis_names(self) -> tuple[str, ...]:
-        return tuple(a.name for a in self.axes)
+        got: tuple[str, ...] | None = self._cache.get("axis_names")   # (read several times a sweep)
+        if got is None:
+            got = self._cache["axis_names"] = tuple(a.name for a in self.axes)
+        return got
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)

@@ -27,9 +27,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from dpbounds import _ufuncs  # type: ignore[attr-defined, unused-ignore]
+from dpbounds import (
+    _kernels,  # type: ignore[attr-defined, unused-ignore]
+    _ufuncs,  # type: ignore[attr-defined, unused-ignore]
+)
 from dpbounds._errors import DPBoundsError
-from dpbounds.rdp import subsampled_gaussian_wor
 
 __all__ = ["rdp_epsilons"]
 
@@ -44,35 +46,41 @@ class _Curves:
 
     ``kind`` "poisson": the Poisson-subsampled Gaussian's raw ufunc, element-wise (NaN where a
     fractional order's quadrature would pass its cap: the accountant skips such an order, where
-    :func:`dpbounds.rdp.poisson_gaussian` refuses it).  "wor": the
-    without-replacement Gaussian's integer-order table (one per distinct (sigma, gamma),
-    extended as higher orders are asked for) and its interpolation, as the mechanism object
-    evaluates it (:class:`dpbounds.rdp._mechanisms.SubsampledGaussianWOR`).
+    :func:`dpbounds.rdp.poisson_gaussian` refuses it).  "wor": the without-replacement
+    Gaussian's integer orders (the kernel of :func:`dpbounds.rdp.subsampled_gaussian_wor`, at
+    the integer orders the search asks for, kept per distinct (sigma, gamma)) and their
+    interpolation, as the mechanism object evaluates it
+    (:class:`dpbounds.rdp._mechanisms.SubsampledGaussianWOR`).
     """
 
-    def __init__(self, kind: str, sigma: FArr, q: FArr, count: FArr, option: str, dense: bool) -> None:
+    def __init__(self, kind: str, sigma: FArr, q: FArr, count: FArr, option: str) -> None:
         self.kind, self.sigma, self.q, self.count = kind, sigma, q, count
         if kind == "poisson":
             self.f = getattr(_ufuncs, f"rdp_poisson_gaussian_{option}")
             return
-        self.option = option
-        self.dense = dense
+        from dpbounds.rdp._mechanisms import _BOUNDS
+
+        self.bound = int(_BOUNDS[option])
         uniq, row = np.unique(np.stack([sigma, q], axis=1), axis=0, return_inverse=True)
         self.row = row.ravel()
         self.usig, self.ugam = uniq[:, 0], uniq[:, 1]
+        # the rows of each distinct sigma (np.unique sorted them by sigma, then gamma) and one
+        # kernel workspace per sigma, kept between the search's steps: its Pearson-Vajda table
+        # (O(order^2) to build) serves every later step at that sigma
+        self.sig_start = np.flatnonzero(np.r_[True, self.usig[1:] != self.usig[:-1]])
+        self.sig_of_row = np.cumsum(np.r_[True, self.usig[1:] != self.usig[:-1]]) - 1
+        self.works = [_kernels.wor_work() for _ in range(self.sig_start.size)]
         self.table = np.full((uniq.shape[0], 0), np.nan)
         self.known = np.zeros((uniq.shape[0], 0), dtype=bool)
 
     def _tables_at(self, rows: IArr, idx: IArr) -> FArr:
         """The integer-order curves at the orders ``idx`` (one row of orders per point; ``rows``: the
-        points' tables).  Each order is the mechanism's table entry bit for bit, whichever orders
-        are computed together: a search (``dense``) computes whole tables up to the orders asked
-        for, as the mechanism does (the improved bound shares an O(order^2) table across the
-        orders of one call); fixed orders compute just those."""
+        points' tables).  Each order is the kernel's value bit for bit, whichever orders are
+        computed together (its workspace is a cache: ``_kernels.wor_work``); only the
+        orders asked for and not yet known are computed."""
         need = int(idx.max()) + 1
         if need > self.table.shape[1]:
-            width = max(need, 2 * self.table.shape[1], 66) if self.dense else need
-            grown = np.full((self.table.shape[0], width), np.nan)
+            grown = np.full((self.table.shape[0], need), np.nan)
             grown[:, :self.table.shape[1]] = self.table
             known = np.zeros(grown.shape, dtype=bool)
             known[:, :self.known.shape[1]] = self.known
@@ -80,25 +88,18 @@ class _Curves:
         rr = np.broadcast_to(rows[:, None], idx.shape)
         missing = ~self.known[rr, idx]
         if missing.any():
-            want_r: list[IArr] = []
-            want_o: list[IArr] = []
-            for r in np.unique(rr[missing]).tolist():
-                if self.dense:
-                    top = max(int(idx[rows == r].max()) + 1, 2 * int(self.known[r].sum()), 66)
-                    orders = np.arange(2, min(top, self.table.shape[1]), dtype=np.intp)
-                else:
-                    orders = np.unique(idx[rows == r])
-                orders = orders[~self.known[r, orders]]
-                want_r.append(np.full(orders.size, r, dtype=np.intp))
-                want_o.append(orders)
-            r_all, o_all = np.concatenate(want_r), np.concatenate(want_o)
-            # one call, sigma slowest and the orders rising: the kernel's workspace (the improved
-            # bound's Pearson-Vajda table of one sigma) serves every gamma and order of that sigma
-            by = np.lexsort((o_all, self.ugam[r_all], self.usig[r_all]))
-            r_all, o_all = r_all[by], o_all[by]
-            # the public vectorised function: the mechanism's table entries, bit for bit
-            self.table[r_all, o_all] = subsampled_gaussian_wor(o_all.astype(np.float64), self.usig[r_all],
-                                                               self.ugam[r_all], self.option)
+            # the distinct (row, order) pairs still missing, rows (sigma, then gamma) slowest and
+            # the orders rising: the kernel's per-(sigma, gamma) preparation serves a row's orders
+            key = np.unique(rr[missing].astype(np.int64) * self.table.shape[1] + idx[missing])
+            r_all, o_all = np.divmod(key, self.table.shape[1])
+            s_all = self.sig_of_row[r_all]
+            cuts = np.flatnonzero(np.r_[True, s_all[1:] != s_all[:-1], True])
+            vals = np.empty(r_all.size)
+            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                r = r_all[a:b]
+                vals[a:b] = _kernels.wor_gaussian(o_all[a:b].astype(np.float64), self.usig[r], self.ugam[r],
+                                                  self.bound, self.works[int(s_all[a])])
+            self.table[r_all, o_all] = vals
             self.known[r_all, o_all] = True
         return self.table[rr, idx]
 
@@ -310,7 +311,7 @@ def rdp_epsilons(kind: str, args: Mapping[str, FArr], options: Mapping[str, Any]
     points = np.flatnonzero(reasons == "")
     if points.size:
         option = options["mode"] if kind == "poisson" else options["bound"]
-        curves = _Curves(kind, ms, mq, mc, option, dense=not fixed)
+        curves = _Curves(kind, ms, mq, mc, option)
         obj = _Objective(curves, md, conversion)
         if fixed:
             orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)

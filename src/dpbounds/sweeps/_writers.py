@@ -190,6 +190,7 @@ def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: d
     differ, the constructor is used.
     """
     try:
+        import pandas as pd  # type: ignore[import-untyped, unused-ignore]  # (xarray's dependency)
         from xarray.core.indexes import PandasIndex
 
         out: dict[str, Any] = dict(variables)   # the constructor's order: data variables, then coordinates
@@ -200,17 +201,34 @@ def dataset(xr: Any, variables: dict[str, Any], coords: dict[str, Any], attrs: d
         for name, c in coords.items():
             if isinstance(c, tuple):
                 out[name] = xr.Variable(c[0], c[1])
+            elif isinstance(c, float):   # a defaulted axis: the 0-d float64 array the constructor makes of it
+                out[name] = xr.Variable((), np.asarray(c, dtype=np.float64), fastpath=True)
             elif np.ndim(c) == 0:
                 out[name] = xr.Variable((), c)
             else:
-                # what PandasIndex.from_variables makes of the dimension's own coordinate
-                index = PandasIndex(c, name, coord_dtype=c.dtype)
+                # what PandasIndex.from_variables makes of the dimension's own coordinate (a float64
+                # array: pandas.Index of a copy of it, named after the dimension), given the
+                # pandas.Index it would make rather than left to find it (half the time)
+                index = PandasIndex(_pandas_index(pd, c, name), name, coord_dtype=c.dtype, fastpath=True)
                 out.update(index.create_variables())
                 indexes[name] = index
             sizes.update(out[name].sizes)
         return xr.Dataset._construct_direct(out, set(coords), sizes, attrs, indexes)
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray whose internals differ
         return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+def _pandas_index(pd: Any, values: NDArray[np.float64], name: str) -> Any:
+    """``pandas.Index(values, name=name)`` (a copy of ``values``): built from its parts, as the
+    constructor builds an index of a float64 array once it has inferred its class and copied the
+    data -- a fifth of the time -- when this pandas has them and gives the same kind of index."""
+    try:
+        index = pd.Index._simple_new(values.copy(), name)
+        if type(index) is pd.Index and index.dtype == values.dtype and index.name == name:
+            return index
+    except (AttributeError, TypeError, AssertionError):  # pragma: no cover - a pandas whose internals differ
+        pass
+    return pd.Index(values, name=name)  # pragma: no cover - as above
 
 
 class _Lazy:
@@ -264,6 +282,9 @@ def _backend_class() -> Any:
     return _BACKEND[0]
 
 
+_WHOLE: dict[int, Any] = {}   # xarray's BasicIndexer of every element, per number of dimensions
+
+
 def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...], dtype: np.dtype[Any],
                    make: Callable[[], NDArray[Any]]) -> Any:
     """An xarray Variable whose values are ``make()`` (of ``dtype``), called on first read.
@@ -275,7 +296,13 @@ def _lazy_variable(xr: Any, dims: tuple[str, ...], shape: tuple[int, ...], dtype
     try:
         from xarray.core import indexing
 
-        return xr.Variable(dims, indexing.LazilyIndexedArray(_backend_class()(lazy)))
+        # the whole array as the key (what LazilyIndexedArray makes without one; immutable, so made
+        # once per dimension count); fastpath: the lazy array is taken as it is, as the ordinary
+        # constructor takes it
+        key = _WHOLE.get(len(shape))
+        if key is None:
+            key = _WHOLE[len(shape)] = indexing.BasicIndexer((slice(None),) * len(shape))
+        return xr.Variable(dims, indexing.LazilyIndexedArray(_backend_class()(lazy), key), fastpath=True)
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - an xarray without the interface
         return _variable(xr, dims, lazy.data())
 
