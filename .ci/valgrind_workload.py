@@ -190,6 +190,8 @@ def rdp() -> None:
     for _ in range(10):
         r.step(noise_multiplier=1.0, sample_rate=0.01)
     r.get_epsilon(1e-5)
+    # a without-replacement sweep's order search keeps one kernel workspace per sigma (wor_work)
+    dpbounds.sweep("rdp_epsilon_wor", sigma=[1.0, 2.0], sample_rate=[0.01], steps=[100], delta=[1e-5])
 
 
 def calibration() -> None:
