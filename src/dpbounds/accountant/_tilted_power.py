@@ -184,6 +184,20 @@ class _Part(NamedTuple):
     kk_s: FArr
 
 
+def _trim_count(x: FArr, trim: float) -> int:
+    """How many leading entries of x have a running sum <= trim (np.searchsorted on np.cumsum(x)).
+
+    The running sums are sequential, so those of a prefix are those of the whole array: the
+    trimmed ends are short (trim is tiny), and a prefix usually settles the count."""
+    m = 256
+    while True:
+        cs = np.cumsum(x[:m])
+        k = int(np.searchsorted(cs, trim, side="right"))
+        if k < cs.size or cs.size == x.size:
+            return k
+        m *= 8
+
+
 def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, search: bool = True) -> _Part:
     n = pmf.size
     span = theta * (n - 1)
@@ -212,9 +226,8 @@ def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, sear
     x /= z
     log_m = m + math.log(z)  # log sum pmf e^{theta k}, k from jmin
     # trim the ends holding tilted mass <= trim each (cut mass counted in ``cut``)
-    cs = np.cumsum(x)
-    a = min(int(np.searchsorted(cs, trim, side="right")), n - 1)
-    nb = int(np.searchsorted(np.cumsum(x[::-1]), trim, side="right"))
+    a = min(_trim_count(x, trim), n - 1)
+    nb = _trim_count(x[::-1], trim)
     b = max(n - nb, a + 1)
     cut = (float(x[:a].sum()) + float(x[b:].sum())) * (1.0 + 1e-12)
     x = x[a:b]
