@@ -131,13 +131,18 @@ class TiltFamily:
     def __init__(self, parts: Sequence[tuple[int, FArr, int]]):
         self.logs = [(_logs(p), j, e) for j, p, e in parts]
         self.total = sum(e for _, _, e in parts)
+        self._untilted: tuple[float, float] | None = None  # mean_var(0.0), asked for more than once
 
     def mean_var(self, t: float) -> tuple[float, float]:
+        if t == 0.0 and self._untilted is not None:
+            return self._untilted
         m = v = 0.0
         for (lp, k), j, e in self.logs:
             mu, var = _moments(lp, k, t)
             m += e * (j + mu)
             v += e * var
+        if t == 0.0:
+            self._untilted = (m, v)
         return m, v
 
     def saddle(self, target: float, theta_max: float, start: float = 0.0) -> float:
