@@ -44,6 +44,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._kernels import tail_sums as _tail_sums  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._lattice import WindowTooLarge, fft_size
 
 FArr = NDArray[np.float64]
@@ -520,26 +521,6 @@ def _power(f: NDArray[np.complex128], e: int) -> NDArray[np.complex128]:
     return result
 
 
-def _discounted(r: FArr, decay: float) -> FArr:
-    """t[i] = sum_{j >= i} e^{-(j - i) decay} r[j] (decay >= 0), in blocks short enough that e^{decay m} stays finite."""
-    n = r.size
-    t = np.empty(n)
-    if decay <= 0.0:
-        t[:] = np.cumsum(r[::-1])[::-1]
-        return t
-    m = max(1, min(n, int(600.0 / decay)))
-    carry = 0.0
-    for s0 in range(((n - 1) // m) * m, -1, -m):
-        s1 = min(s0 + m, n)
-        w = np.exp(-decay * np.arange(s1 - s0, dtype=np.float64))
-        c = np.cumsum((r[s0:s1] * w)[::-1])[::-1] / w
-        if carry != 0.0:
-            c += carry * np.exp(-decay * (s1 - np.arange(s0, s1, dtype=np.float64)))
-        t[s0:s1] = c
-        carry = float(c[0])
-    return t
-
-
 class TailSums:
     """Tail sums of a :class:`Composed` law, untilted, with a per-query error bound.
 
@@ -563,15 +544,17 @@ class TailSums:
         self.kmin = min(kmin, n)
         ex = c.log_scale - c.theta * np.arange(self.kmin, n, dtype=np.float64)
         # relative rounding of the untilting (exp of an argument of size |ex|), of the tail sums
-        # (recursive sums of n terms) and of the composed law's scale
+        # (recurrences over n terms: gamma_{2n}, and the discount factor e^{-h}, rounded to
+        # within 2 u and raised to powers up to n: 2 n u) and of the composed law's scale
         big = float(max(abs(ex[0]), abs(ex[-1]))) if ex.size else 0.0
-        self._rel = (big + 4.0) * UNIT_ROUNDOFF + 2.0 * n * UNIT_ROUNDOFF + c.scale_rel
+        self._rel = (big + 4.0) * UNIT_ROUNDOFF + 4.0 * n * UNIT_ROUNDOFF * 1.0001 + c.scale_rel
         np.exp(ex, out=ex)
         ex *= c.g[self.kmin:]
         self.u = ex  # the untilted masses from kmin on
         self.c = c = c._replace(g=np.zeros(0))  # (the tilted masses are no longer needed)
-        self.A = np.cumsum(self.u[::-1])[::-1] if tails else np.zeros(0)
-        self.D = _discounted(self.u, h) if discounted else np.zeros(0)
+        # both suffix sums from one compiled backward pass (A bit for bit np.cumsum's; D by
+        # the recurrence D[i] = u[i] + e^{-h} D[i + 1])
+        self.A, self.D = _tail_sums(self.u, math.exp(-h), tails, discounted)
 
         # constants of the per-query bounds
         self._head_n = math.exp(min(c.log_scale - c.theta * n, _MAX_EXP))
