@@ -261,9 +261,11 @@ def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, sear
     return _Part(jmin + a, x, log_m, count, cut, kk, mu, var, rho, xs_, kss)
 
 
-def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, float, float]:
+def _cgf3(parts: list[_Part], lam: float, search: bool = False,
+          value_only: bool = False) -> tuple[float, float, float]:
     """The tilted composed law's centred cumulant generating function C(lam) and its first two
-    derivatives (of the coarser copies if ``search``: only to choose lam)."""
+    derivatives (of the coarser copies if ``search``: only to choose lam; the derivatives are
+    0 if ``value_only``)."""
     c = c1 = c2 = 0.0
     for p in parts:
         x, kk = (p.x_s, p.kk_s) if search else (p.x, p.kk)
@@ -280,8 +282,10 @@ def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, 
             w = np.exp(lw - m)
             z = float(w.sum())
             kk = kk[nz]
-        mu = _dot(w, kk) / z
         c += p.times * (m + math.log(z))
+        if value_only:
+            continue
+        mu = _dot(w, kk) / z
         c1 += p.times * mu
         d = kk - mu
         c2 += p.times * _dot(w, d * d) / z
@@ -323,7 +327,16 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
             lo = lam
         else:
             hi = lam
-        nxt = lam - phi / ((lam + damp) * c2) if c2 > 0.0 else math.inf
+        # Newton on phi, or, far above the root (a heavy right tail: phi grows about
+        # exponentially in lam, and a plain Newton step gains one e-fold), on log(phi + a)
+        # (phi + a > 0 increases from 0 at lam = 0), which steps over all of them at once
+        dphi = (lam + damp) * c2
+        if not dphi > 0.0:
+            nxt = math.inf
+        elif phi > log_inv_tau:
+            nxt = lam - math.log1p(phi / log_inv_tau) * (phi + log_inv_tau) / dphi
+        else:
+            nxt = lam - phi / dphi
         # a Newton step off to ~1e300 (c2 tiny: mass left at the support's end) would overflow
         # lam * k; doubling reaches any useful lam long before 1e200
         if not (lo < nxt < min(hi, 1e200)):
@@ -332,7 +345,7 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
             break
         lam = nxt
     lam = lam_hint if lam_hint > 0.0 else best[1]
-    c = _cgf3(parts, sign * lam)[0]
+    c = _cgf3(parts, sign * lam, value_only=True)[0]
     d = (c + log_inv_tau) / (lam + damp)
     if d >= reach:
         return reach, lam, -math.inf
