@@ -303,7 +303,7 @@ class PoissonPLD:
         """
         fam = TiltFamily(ups)
         theta = fam.saddle(target, _THETA_MAX)
-        best = plan_tilted(ups, theta, _TAU, self.max_lattice, target=target)
+        best = saddle = plan_tilted(ups, theta, _TAU, self.max_lattice, target=target)
         # a window within 1.2 x of a Gaussian law's of the untilted spread (+-7 sd) has no heavy
         # tail to shed (a heavy tail also inflates the tilted law's own spread)
         gauss = 14.0 * math.sqrt(fam.mean_var(0.0)[1]) + 16.0
@@ -319,7 +319,7 @@ class PoissonPLD:
                 cand = plan_tilted(ups, theta * f, _TAU, self.max_lattice, target=target)
             except WindowTooLarge:
                 continue
-            if cand.size < 0.7 * best.size and cand.relative_error(target) <= 0.02 * self.tolerance:
+            if cand.size < 0.7 * best.size and cand.relative_error(target, saddle) <= 0.02 * self.tolerance:
                 best = cand
             else:
                 break

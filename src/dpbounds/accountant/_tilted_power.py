@@ -370,11 +370,22 @@ class Plan(NamedTuple):
     lam_hi: float
     lam_wrap: float
 
-    def relative_error(self, index: float) -> float:
-        """Rough size of the round-off relative to the tilted mass beyond lattice ``index`` (to choose a tilt)."""
-        z = max(index - self.mean, 0.0) / math.sqrt(max(self.var, 1e-300))
+    def log_mgf(self) -> float:
+        """log sum_J P(J) e^{theta J} over the composed law (J the absolute lattice index): the tilt's normaliser."""
+        return sum(p.times * (p.log_m + self.theta * p.base) for p in self.parts)
+
+    def relative_error(self, index: float, saddle: "Plan") -> float:
+        """Rough size of the round-off relative to the tilted mass beyond lattice ``index`` (to choose a tilt).
+
+        ``saddle`` is the plan of the same law tilted at the saddle point of ``index`` (its
+        tilted mean is there).  The tilted mass beyond ``index`` is then about e^{-I},
+        I = (saddle.theta - theta) index - (log M(saddle.theta) - log M(theta)) (the Chernoff
+        exponent, M the moment generating function: exact in the exponent also where a heavy
+        right tail puts far more mass there than a Gaussian law of the tilted variance would).
+        """
+        rate = (saddle.theta - self.theta) * index - (saddle.log_mgf() - self.log_mgf())
         total = sum(p.times for p in self.parts)
-        return 2.0 * total * fft_error_level(self.size) * math.exp(min(0.5 * z * z, 700.0))
+        return 2.0 * total * fft_error_level(self.size) * math.exp(min(max(rate, 0.0), 700.0))
 
 
 def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float, max_lattice: int,
