@@ -44,6 +44,7 @@ TABLE = [
     (1.0, 256 / 60000, 100_000, 1e-5),
     (0.676, 2e-3, 10_000, 1e-7),
     (0.8, 1e-3, 10_000, 1e-5),
+    (0.8, 1e-3, 10_000, 1e-6),  # the saddle-point epsilon guess is 39 % high here (a heavy-tailed tilt)
     (1.0, 1e-3, 50_000, 1e-5),
     (0.8, 1e-3, 50_000, 1e-6),
     (2.0, 0.05, 1000, 1e-5),
@@ -152,7 +153,7 @@ def test_ratios(benchmark, timing):
     assert floor_ok, lines
 
 
-@pytest.mark.slow  # peer cross-checks at 10 settings (about 30 s)
+@pytest.mark.slow  # peer cross-checks at 11 settings (about 30 s)
 @pytest.mark.peers
 @pytest.mark.benchmark(group="poisson-table")
 def test_ratio_table(benchmark):
