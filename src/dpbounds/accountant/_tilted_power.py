@@ -64,11 +64,6 @@ _MAX_EXP = 700.0
 _DUST = 1e-300  # absolute slack for subnormal arithmetic in the tail sums
 _CH_SLACK = 1.0 + 1e-6  # Chernoff bounds raised for the rounding of their sums
 _SEARCH_POINTS = 1024  # size of the coarser copies the Chernoff parameters are searched on
-# Queries use a window's entries from kq = _KQ (mean - lo) on (lo its bottom): the mass far
-# enough above the window to wrap onto them must be bounded, and the higher kq the nearer the
-# window's top.  Half of the way to the tilted mean leaves 3 - 4 tilted standard deviations below
-# it usable (queries sit near the mean, or above it under a partial tilt).
-_KQ = 0.5
 
 
 def _dot(a: FArr, b: FArr) -> float:
@@ -419,10 +414,10 @@ def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float
     # below the weight at the target: the damped bound ...
     d_hi, lam_hi, lb_hi = _chernoff(tp, a + theta * dz, 1.0, span - mean, theta, like.lam_hi if like else 0.0)
     lo = max(int(math.floor(mean - d_lo)), 0)
-    # ... and what lies beyond it lands at S - size: at and above index kq (half of the way
-    # from the window's bottom to the mean) only from S >= lo + size + kq, a plain bound
+    # ... and what lies beyond it lands at S - size: at and above index kq (a quarter of the
+    # way from the window's bottom to the mean) only from S >= lo + size + kq, a plain bound
     # further out
-    kq = max(int(_KQ * (mean - lo)), 0)
+    kq = max(int(0.25 * (mean - lo)), 0)
     if theta > 0.0:
         d_w, lam_w, lb_w = _chernoff(tp, a, 1.0, span - mean, 0.0, like.lam_wrap if like else 0.0)
     else:
@@ -559,7 +554,7 @@ class TailSums:
         n = c.g.size
         self.n = n
         # untilting exponent log_scale - theta K: representable from kmin on; queries lie near
-        # the tilted law's mean: below kq (half of the way from the window's bottom to it)
+        # the tilted law's mean: below kq (a quarter of the way from the window's bottom to it)
         # nothing is kept
         if c.theta > 0.0:
             kmin = max(int(math.ceil((c.log_scale - _MAX_EXP) / c.theta)), c.kq)
