@@ -11,8 +11,9 @@ poisson-eps      epsilon(1e-5) of 1e4 Poisson-subsampled Gaussian steps (q = 0.0
                  * prv-accountant at Opacus' ``PRVAccountant.get_epsilon`` settings: eps_error = 0.01,
                    delta_error = delta / 1000.
 poisson-table    the same comparison on DP-SGD settings (q in [1e-3, 0.05], sigma in [0.8, 3], up to
-                 1e5 steps, delta 1e-5 to 1e-7), each tool timed interleaved with ours (best of 3 for
-                 ours and dp-accounting at 1e-3, one run of the slow ones), widths side by side.
+                 1e5 steps, delta 1e-5 to 1e-7), each tool timed interleaved with ours (best of 5 for
+                 ours and dp-accounting at 1e-3, wall-clock and CPU time, one run of the slow ones),
+                 widths and ratios side by side on every row.
 poisson-incr     PoissonAccountant.get_epsilon in a training loop at 1e5 steps (q = 256/60000,
                  sigma = 1): a cold call, then after one more step and after one more epoch (best
                  of 5, wall-clock and process CPU time); the answers must equal a cold call on the
@@ -43,6 +44,7 @@ TABLE = [
     (1.0, 256 / 60000, 100_000, 1e-5),
     (0.676, 2e-3, 10_000, 1e-7),
     (0.8, 1e-3, 10_000, 1e-5),
+    (0.8, 1e-3, 10_000, 1e-6),  # the saddle-point epsilon guess is 39 % high here (a heavy-tailed tilt)
     (1.0, 1e-3, 50_000, 1e-5),
     (0.8, 1e-3, 50_000, 1e-6),
     (2.0, 0.05, 1000, 1e-5),
@@ -151,12 +153,14 @@ def test_ratios(benchmark, timing):
     assert floor_ok, lines
 
 
-@pytest.mark.slow  # peer cross-checks at 12 settings (about 15 s)
+@pytest.mark.slow  # peer cross-checks at 11 settings (about 30 s)
 @pytest.mark.peers
 @pytest.mark.benchmark(group="poisson-table")
 def test_ratio_table(benchmark):
-    """Interleaved per setting: ours (cold) and dp-accounting at 1e-3 best of 3 each, dp-accounting
-    at 1e-4 and prv-accountant (Opacus' settings, up to 2e4 steps) once."""
+    """Interleaved per setting: ours (cold) and dp-accounting at 1e-3 best of 5 each (wall-clock
+    and process CPU time, each the minimum over the rounds), dp-accounting at 1e-4 and
+    prv-accountant (Opacus' settings, up to 2e4 steps) once.  Every row prints its ratios; the
+    1e-3 target applies where dp-accounting's answer is looser than our upper end."""
     pytest.importorskip("dp_accounting", reason="dp-accounting (peer) not installed")
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     has_prv = True
@@ -164,27 +168,27 @@ def test_ratio_table(benchmark):
         import prv_accountant  # noqa: F401
     except ImportError:
         has_prv = False
-    rows = ["sigma      q  steps  delta |  ours ms  width  | dpa1e-4 ms  x   | dpa1e-3 ms  x   looser? "
-            "| prv ms     x   prv width"]
-    worst4 = worst3 = float("inf")
+
+    def timed(fn):
+        w, c = time.perf_counter(), time.process_time()
+        res = fn()
+        return res, time.perf_counter() - w, time.process_time() - c
+
+    rows = ["sigma      q  steps  delta |  ours ms (cpu)   width  | dpa1e-4 ms  x   | dpa1e-3 ms (cpu)  "
+            "x wall  x cpu  looser? | prv ms     x   prv width"]
+    worst4 = worst3 = worst3_cpu = float("inf")
     for sigma, q, steps, delta in TABLE:
-        t_o = t_3 = float("inf")
+        t_o = c_o = t_3 = c_3 = float("inf")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for _ in range(3):
-                t = time.perf_counter()
-                lo, hi = _ours(sigma, q, steps, delta)
-                t_o = min(t_o, time.perf_counter() - t)
-                t = time.perf_counter()
-                e3, _ = _dp_accounting(sigma, q, steps, delta, 1e-3)
-                t_3 = min(t_3, time.perf_counter() - t)
-            t = time.perf_counter()
-            e4, _ = _dp_accounting(sigma, q, steps, delta, 1e-4)
-            t_4 = time.perf_counter() - t
+            for _ in range(5):
+                (lo, hi), t, c = timed(lambda: _ours(sigma, q, steps, delta))
+                t_o, c_o = min(t_o, t), min(c_o, c)
+                (e3, _), t, c = timed(lambda: _dp_accounting(sigma, q, steps, delta, 1e-3))
+                t_3, c_3 = min(t_3, t), min(c_3, c)
+            (e4, _), t_4, _ = timed(lambda: _dp_accounting(sigma, q, steps, delta, 1e-4))
             if has_prv and steps <= 20_000:
-                t = time.perf_counter()
-                p_lo, p_hi = _prv_opacus(sigma, q, steps, delta)
-                t_p = time.perf_counter() - t
+                (p_lo, p_hi), t_p, _ = timed(lambda: _prv_opacus(sigma, q, steps, delta))
                 prv_txt = f"| {t_p * 1e3:8.0f} {t_p / t_o:5.0f}  {(p_hi - p_lo) / p_hi:.2e}"
                 assert hi - lo <= p_hi - p_lo, (sigma, q, steps, delta)
             else:
@@ -193,12 +197,13 @@ def test_ratio_table(benchmark):
         worst4 = min(worst4, t_4 / t_o)
         if looser:
             worst3 = min(worst3, t_3 / t_o)
+            worst3_cpu = min(worst3_cpu, c_3 / c_o)
         assert lo <= e4 * (1 + 1e-3)  # dp-accounting's pessimistic value is not below our lower end
-        rows.append(f"{sigma:5.3g} {q:8.3g} {steps:6d} {delta:6.0e} | {t_o * 1e3:7.1f}  {(hi - lo) / hi:.1e} "
-                    f"| {t_4 * 1e3:9.0f} {t_4 / t_o:5.1f} | {t_3 * 1e3:9.1f} {t_3 / t_o:5.1f}  "
-                    f"{'yes' if looser else 'no ':4s}{prv_txt}")
+        rows.append(f"{sigma:5.3g} {q:8.3g} {steps:6d} {delta:6.0e} | {t_o * 1e3:6.1f} ({c_o * 1e3:5.1f})  "
+                    f"{(hi - lo) / hi:.1e} | {t_4 * 1e3:9.0f} {t_4 / t_o:5.1f} | {t_3 * 1e3:7.1f} ({c_3 * 1e3:5.1f}) "
+                    f"{t_3 / t_o:5.2f} {c_3 / c_o:5.2f}   {'yes' if looser else 'no ':4s}  {prv_txt}")
     rows.append(f"smallest ratio vs dp-accounting 1e-4: {worst4:.1f}x (target >= 10x); vs 1e-3 where it is "
-                f"looser: {worst3:.1f}x (target >= 3x)")
+                f"looser: {worst3:.2f}x wall, {worst3_cpu:.2f}x CPU (target >= 3x)")
     print("\n" + "\n".join(rows))
     assert worst4 >= 5.0 and worst3 >= 1.5, rows
 

@@ -14,6 +14,8 @@ def lognormal_cf_m1_tilted_grid(sigma: float, n0: int, count: int, dt: float, la
 def logsum_convolve(qx: NDArray[np.float64], qz: NDArray[np.float64], h: float, K: int,
                     off: ArrayLike, w: ArrayLike, coef: ArrayLike,
                     tail_scale: float) -> NDArray[np.float64]: ...
+def tail_sums(u: ArrayLike, r: float, plain: bool = ...,
+              discounted: bool = ...) -> tuple[NDArray[np.float64], NDArray[np.float64]]: ...
 
 
 FOURIER_SERIES_ERR_UNITS: float

@@ -152,3 +152,26 @@ def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
             rc = dpb_exact_lognormal_cf_pair_grid(sigma, n0, count, dt, &re0[0], &im0[0], &re1[0], &im1[0])
     _check_alloc(rc, "lognormal_cf_m1_pair_grid")
     return re0_arr + 1j * im0_arr, re1_arr + 1j * im1_arr
+
+
+cdef extern from "dpb_tailsum.h" nogil:
+    void dpb_tail_sums(long n, const double *u, double r, double *a, double *d)
+
+
+def tail_sums(u, double r, bint plain=True, bint discounted=True):
+    """(a, d): a[i] = sum_{j >= i} u[j] (bit for bit ``np.cumsum(u[::-1])[::-1]``) and
+    d[i] = sum_{j >= i} r^(j - i) u[j] (Horner form, within gamma_{2n} of the recurrence in
+    exact arithmetic, relative to the sum of |terms|), from one backward pass; a sum not asked
+    for is an empty array."""
+    cdef double[::1] uu = np.ascontiguousarray(u, dtype=np.float64)
+    cdef long n = uu.shape[0]
+    a_arr = np.empty(n if plain else 0, dtype=np.float64)
+    d_arr = np.empty(n if discounted else 0, dtype=np.float64)
+    cdef double[::1] av = a_arr
+    cdef double[::1] dv = d_arr
+    cdef double *pa = &av[0] if plain and n > 0 else NULL
+    cdef double *pd = &dv[0] if discounted and n > 0 else NULL
+    if n > 0 and (plain or discounted):
+        with nogil:
+            dpb_tail_sums(n, &uu[0], r, pa, pd)
+    return a_arr, d_arr

@@ -177,3 +177,28 @@ def test_window_holds_the_law_and_aliasing_is_charged():
     for frac in (1.0, 0.5, 0.25, 0.0):
         c, ts, worst = _check_tails(parts, frac * fam.saddle(j0 + k_t, 5.0))
         assert c.g.size < ex.size or frac == 0.0 or math.isfinite(worst)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 5000])
+def test_compiled_tail_sums_against_longdouble(n, rng):
+    # the claim (dpb_tail_sums): a is np.cumsum(u[::-1])[::-1] bit for bit, d within gamma_{2n}
+    # of the recurrence d[i] = u[i] + r d[i + 1] in exact arithmetic (relative to the sum of the
+    # |terms|); signed entries (the FFT's round-off leaves some) and both ends of r included
+    from dpbounds._kernels import tail_sums
+
+    u = rng.standard_normal(n) * np.exp(rng.uniform(-30.0, 0.0, n))
+    for r in (math.exp(-1e-4), math.exp(-0.7), 1.0, 0.0):
+        a, d = tail_sums(u, r)
+        assert np.array_equal(a, np.cumsum(u[::-1])[::-1]) and a.size == d.size == n
+        ex = np.empty(n, dtype=LD)
+        mag = np.empty(n, dtype=LD)
+        acc = m = LD(0)
+        for i in range(n - 1, -1, -1):
+            acc = LD(u[i]) + LD(r) * acc
+            m = abs(LD(u[i])) + LD(r) * m
+            ex[i], mag[i] = acc, m
+        gamma = 2 * n * 2.0 ** -53 / (1 - 2 * n * 2.0 ** -53)
+        assert np.all(np.abs(d.astype(LD) - ex) <= LD(gamma) * mag), r
+        a_only, d_none = tail_sums(u, r, True, False)
+        a_none, d_only = tail_sums(u, r, False, True)
+        assert np.array_equal(a_only, a) and np.array_equal(d_only, d) and d_none.size == a_none.size == 0

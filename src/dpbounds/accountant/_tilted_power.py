@@ -44,6 +44,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._kernels import tail_sums as _tail_sums  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._lattice import WindowTooLarge, fft_size
 
 FArr = NDArray[np.float64]
@@ -126,13 +127,18 @@ class TiltFamily:
     def __init__(self, parts: Sequence[tuple[int, FArr, int]]):
         self.logs = [(_logs(p), j, e) for j, p, e in parts]
         self.total = sum(e for _, _, e in parts)
+        self._untilted: tuple[float, float] | None = None  # mean_var(0.0), asked for more than once
 
     def mean_var(self, t: float) -> tuple[float, float]:
+        if t == 0.0 and self._untilted is not None:
+            return self._untilted
         m = v = 0.0
         for (lp, k), j, e in self.logs:
             mu, var = _moments(lp, k, t)
             m += e * (j + mu)
             v += e * var
+        if t == 0.0:
+            self._untilted = (m, v)
         return m, v
 
     def saddle(self, target: float, theta_max: float, start: float = 0.0) -> float:
@@ -184,6 +190,20 @@ class _Part(NamedTuple):
     kk_s: FArr
 
 
+def _trim_count(x: FArr, trim: float) -> int:
+    """How many leading entries of x have a running sum <= trim (np.searchsorted on np.cumsum(x)).
+
+    The running sums are sequential, so those of a prefix are those of the whole array: the
+    trimmed ends are short (trim is tiny), and a prefix usually settles the count."""
+    m = 256
+    while True:
+        cs = np.cumsum(x[:m])
+        k = int(np.searchsorted(cs, trim, side="right"))
+        if k < cs.size or cs.size == x.size:
+            return k
+        m *= 8
+
+
 def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, search: bool = True) -> _Part:
     n = pmf.size
     span = theta * (n - 1)
@@ -212,9 +232,8 @@ def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, sear
     x /= z
     log_m = m + math.log(z)  # log sum pmf e^{theta k}, k from jmin
     # trim the ends holding tilted mass <= trim each (cut mass counted in ``cut``)
-    cs = np.cumsum(x)
-    a = min(int(np.searchsorted(cs, trim, side="right")), n - 1)
-    nb = int(np.searchsorted(np.cumsum(x[::-1]), trim, side="right"))
+    a = min(_trim_count(x, trim), n - 1)
+    nb = _trim_count(x[::-1], trim)
     b = max(n - nb, a + 1)
     cut = (float(x[:a].sum()) + float(x[b:].sum())) * (1.0 + 1e-12)
     x = x[a:b]
@@ -237,9 +256,11 @@ def _tilt_part(jmin: int, pmf: FArr, count: int, theta: float, trim: float, sear
     return _Part(jmin + a, x, log_m, count, cut, kk, mu, var, rho, xs_, kss)
 
 
-def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, float, float]:
+def _cgf3(parts: list[_Part], lam: float, search: bool = False,
+          value_only: bool = False) -> tuple[float, float, float]:
     """The tilted composed law's centred cumulant generating function C(lam) and its first two
-    derivatives (of the coarser copies if ``search``: only to choose lam)."""
+    derivatives (of the coarser copies if ``search``: only to choose lam; the derivatives are
+    0 if ``value_only``)."""
     c = c1 = c2 = 0.0
     for p in parts:
         x, kk = (p.x_s, p.kk_s) if search else (p.x, p.kk)
@@ -256,8 +277,10 @@ def _cgf3(parts: list[_Part], lam: float, search: bool = False) -> tuple[float, 
             w = np.exp(lw - m)
             z = float(w.sum())
             kk = kk[nz]
-        mu = _dot(w, kk) / z
         c += p.times * (m + math.log(z))
+        if value_only:
+            continue
+        mu = _dot(w, kk) / z
         c1 += p.times * mu
         d = kk - mu
         c2 += p.times * _dot(w, d * d) / z
@@ -299,7 +322,16 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
             lo = lam
         else:
             hi = lam
-        nxt = lam - phi / ((lam + damp) * c2) if c2 > 0.0 else math.inf
+        # Newton on phi, or, far above the root (a heavy right tail: phi grows about
+        # exponentially in lam, and a plain Newton step gains one e-fold), on log(phi + a)
+        # (phi + a > 0 increases from 0 at lam = 0), which steps over all of them at once
+        dphi = (lam + damp) * c2
+        if not dphi > 0.0:
+            nxt = math.inf
+        elif phi > log_inv_tau:
+            nxt = lam - math.log1p(phi / log_inv_tau) * (phi + log_inv_tau) / dphi
+        else:
+            nxt = lam - phi / dphi
         # a Newton step off to ~1e300 (c2 tiny: mass left at the support's end) would overflow
         # lam * k; doubling reaches any useful lam long before 1e200
         if not (lo < nxt < min(hi, 1e200)):
@@ -308,7 +340,7 @@ def _chernoff(parts: list[_Part], log_inv_tau: float, sign: float, reach: float,
             break
         lam = nxt
     lam = lam_hint if lam_hint > 0.0 else best[1]
-    c = _cgf3(parts, sign * lam)[0]
+    c = _cgf3(parts, sign * lam, value_only=True)[0]
     d = (c + log_inv_tau) / (lam + damp)
     if d >= reach:
         return reach, lam, -math.inf
@@ -333,11 +365,22 @@ class Plan(NamedTuple):
     lam_hi: float
     lam_wrap: float
 
-    def relative_error(self, index: float) -> float:
-        """Rough size of the round-off relative to the tilted mass beyond lattice ``index`` (to choose a tilt)."""
-        z = max(index - self.mean, 0.0) / math.sqrt(max(self.var, 1e-300))
+    def log_mgf(self) -> float:
+        """log sum_J P(J) e^{theta J} over the composed law (J the absolute lattice index): the tilt's normaliser."""
+        return sum(p.times * (p.log_m + self.theta * p.base) for p in self.parts)
+
+    def relative_error(self, index: float, saddle: "Plan") -> float:
+        """Rough size of the round-off relative to the tilted mass beyond lattice ``index`` (to choose a tilt).
+
+        ``saddle`` is the plan of the same law tilted at the saddle point of ``index`` (its
+        tilted mean is there).  The tilted mass beyond ``index`` is then about e^{-I},
+        I = (saddle.theta - theta) index - (log M(saddle.theta) - log M(theta)) (the Chernoff
+        exponent, M the moment generating function: exact in the exponent also where a heavy
+        right tail puts far more mass there than a Gaussian law of the tilted variance would).
+        """
+        rate = (saddle.theta - self.theta) * index - (saddle.log_mgf() - self.log_mgf())
         total = sum(p.times for p in self.parts)
-        return 2.0 * total * fft_error_level(self.size) * math.exp(min(0.5 * z * z, 700.0))
+        return 2.0 * total * fft_error_level(self.size) * math.exp(min(max(rate, 0.0), 700.0))
 
 
 def plan_tilted(parts: Sequence[tuple[int, FArr, int]], theta: float, tau: float, max_lattice: int,
@@ -497,26 +540,6 @@ def _power(f: NDArray[np.complex128], e: int) -> NDArray[np.complex128]:
     return result
 
 
-def _discounted(r: FArr, decay: float) -> FArr:
-    """t[i] = sum_{j >= i} e^{-(j - i) decay} r[j] (decay >= 0), in blocks short enough that e^{decay m} stays finite."""
-    n = r.size
-    t = np.empty(n)
-    if decay <= 0.0:
-        t[:] = np.cumsum(r[::-1])[::-1]
-        return t
-    m = max(1, min(n, int(600.0 / decay)))
-    carry = 0.0
-    for s0 in range(((n - 1) // m) * m, -1, -m):
-        s1 = min(s0 + m, n)
-        w = np.exp(-decay * np.arange(s1 - s0, dtype=np.float64))
-        c = np.cumsum((r[s0:s1] * w)[::-1])[::-1] / w
-        if carry != 0.0:
-            c += carry * np.exp(-decay * (s1 - np.arange(s0, s1, dtype=np.float64)))
-        t[s0:s1] = c
-        carry = float(c[0])
-    return t
-
-
 class TailSums:
     """Tail sums of a :class:`Composed` law, untilted, with a per-query error bound.
 
@@ -540,15 +563,17 @@ class TailSums:
         self.kmin = min(kmin, n)
         ex = c.log_scale - c.theta * np.arange(self.kmin, n, dtype=np.float64)
         # relative rounding of the untilting (exp of an argument of size |ex|), of the tail sums
-        # (recursive sums of n terms) and of the composed law's scale
+        # (recurrences over n terms: gamma_{2n}, and the discount factor e^{-h}, rounded to
+        # within 2 u and raised to powers up to n: 2 n u) and of the composed law's scale
         big = float(max(abs(ex[0]), abs(ex[-1]))) if ex.size else 0.0
-        self._rel = (big + 4.0) * UNIT_ROUNDOFF + 2.0 * n * UNIT_ROUNDOFF + c.scale_rel
+        self._rel = (big + 4.0) * UNIT_ROUNDOFF + 4.0 * n * UNIT_ROUNDOFF * 1.0001 + c.scale_rel
         np.exp(ex, out=ex)
         ex *= c.g[self.kmin:]
         self.u = ex  # the untilted masses from kmin on
         self.c = c = c._replace(g=np.zeros(0))  # (the tilted masses are no longer needed)
-        self.A = np.cumsum(self.u[::-1])[::-1] if tails else np.zeros(0)
-        self.D = _discounted(self.u, h) if discounted else np.zeros(0)
+        # both suffix sums from one compiled backward pass (A bit for bit np.cumsum's; D by
+        # the recurrence D[i] = u[i] + e^{-h} D[i + 1])
+        self.A, self.D = _tail_sums(self.u, math.exp(-h), tails, discounted)
 
         # constants of the per-query bounds
         self._head_n = math.exp(min(c.log_scale - c.theta * n, _MAX_EXP))
