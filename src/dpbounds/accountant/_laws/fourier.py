@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
+from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_upper
 from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._laws.tails import (
@@ -127,8 +127,19 @@ class FourierLaw(SingleEpochLaw):
             hi = pts[-1] * 4.0
         hi = min(hi, cap)
         if f_hi(hi) <= tail:
+            # xhi to 0.6 % (ample): the bracket [lo_b, hi] (lo_b infeasible, hi feasible) is cut at
+            # 8 geometric points a round, evaluated in one call (a bracket of ratio 4 takes three
+            # rounds); the point kept is one where the bounds were evaluated and met the level
             lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
-            hi = falsi_log(f_hi, lo_b, hi, tail, rtol=0.006)  # xhi to 0.6 %: ample
+            while hi / lo_b > 1.006:
+                pts = (lo_b * (hi / lo_b) ** (np.arange(1, 9) / 9.0)).tolist()
+                eval_hi(pts)
+                first = next((k for k, p in enumerate(pts) if f_hi(p) <= tail), None)
+                if first is None:
+                    lo_b = pts[-1]
+                else:
+                    hi = pts[first]
+                    lo_b = pts[first - 1] if first > 0 else lo_b
         self.xhi = hi
         self.tail_hi0, self.tail_hi1 = tails_hi(hi)  # the bounds at the final point itself
         self.tail_lo1 = self.tail_lo0 * max(0.0, 1.0 + self.xlo / self.M)

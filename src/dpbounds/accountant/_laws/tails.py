@@ -426,11 +426,23 @@ def upper_tail_h1(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
 def _joint_exponent(sigma: float, M: float, far: bool = False) -> FArr:
     """(M - 1) (log E e^{lam min(Y, b)} - lam) + log E[Y e^{lam min(Y, b)}] - lam on the (b, lam)
     table (x-independent part of :func:`upper_tail_h1_joint`), +inf where the table has no entry."""
-    _, _, _, _, D2, _, _, Km1 = _all_tables(sigma, far)
-    lam = _all_tables(sigma, far)[0]
+    lam, _, _, _, _, _, _, Km1 = _all_tables(sigma, far)
     with np.errstate(invalid="ignore", over="ignore"):
-        expo = (M - 1.0) * _upper_exponent_unit(sigma, far) + (np.log1p(Km1) - lam[None, :])
-    return np.asarray(np.where(np.isfinite(D2) & np.isfinite(Km1), expo, np.inf), dtype=np.float64)
+        expo = _upper_exponent(sigma, M - 1.0, far) + (np.log1p(Km1) - lam[None, :])
+    return np.asarray(np.where(np.isfinite(Km1), expo, np.inf), dtype=np.float64)
+
+
+def _table_bound(expo: FArr, lam: FArr, trunc: FArr, x: FArr) -> FArr:
+    """min(1, 1.01 min over the (b, lam) table of trunc[b] + e^{min(0, expo[b, lam] - lam x)}),
+    for each x (by chunks of 64 points: the whole table is scanned)."""
+    out = np.empty(x.size)
+    for i0 in range(0, x.size, 64):
+        xi = x[i0:i0 + 64]
+        e = np.min(expo[None, :, :] - lam[None, None, :] * xi[:, None, None], axis=2)  # (nx, B)
+        with np.errstate(over="ignore"):
+            tot = trunc[None, :] + np.exp(np.minimum(e, 0.0))
+        out[i0:i0 + 64] = np.minimum(1.0, np.min(tot, axis=1) * 1.01)
+    return out
 
 
 def upper_tail_h1_joint(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
@@ -450,16 +462,7 @@ def upper_tail_h1_joint(sigma: float, M: float, x: Any, far: bool = False) -> FA
     for rounding, as in :func:`upper_tail_h0`)."""
     lam, _, _, Qb, _, _, Tb, _ = _all_tables(sigma, far)
     expo = _joint_exponent(float(sigma), float(M), far)
-    trunc = Tb + (M - 1.0) * Qb
-    x = np.atleast_1d(np.asarray(x, dtype=float)).ravel()
-    out = np.empty(x.size)
-    for i0 in range(0, x.size, 64):
-        xi = x[i0:i0 + 64]
-        e = np.min(expo[None, :, :] - lam[None, None, :] * xi[:, None, None], axis=2)  # (nx, B)
-        with np.errstate(over="ignore"):
-            tot = trunc[None, :] + np.exp(np.minimum(e, 0.0))
-        out[i0:i0 + 64] = np.minimum(1.0, np.min(tot, axis=1) * 1.01)
-    return out
+    return _table_bound(expo, lam, Tb + (M - 1.0) * Qb, np.atleast_1d(np.asarray(x, dtype=float)).ravel())
 
 
 def upper_tail_h1_window(sigma: float, M: float, x: Any, tail: float) -> FArr:
@@ -477,7 +480,10 @@ def upper_tail_h1_window(sigma: float, M: float, x: Any, tail: float) -> FArr:
     if miss.size and M > 1:
         xm = x[miss]
         sig_lb = _ndtr(0.5 / sigma - sigma * np.log1p(0.49 * xm))
-        rest_lb = upper_tail_h0(sigma, M - 1.0, 0.51 * xm)
+        # (upper_tail_h0(sigma, M - 1, .) by a scan of the table: the same numbers, without the
+        # set-up of its minimiser search)
+        lam, _, _, Qb, _, _ = _mgf_tables(sigma, False)
+        rest_lb = _table_bound(_upper_exponent(float(sigma), M - 1.0), lam, (M - 1.0) * Qb, 0.51 * xm)
         maybe = miss[np.minimum(sig_lb, rest_lb) <= tail]
         if maybe.size:
             out[maybe] = np.minimum(out[maybe], upper_tail_h1(sigma, M, x[maybe]))
