@@ -56,6 +56,39 @@ def lognormal_cf_m1_tilted_grid(double sigma, long n0, long count, double dt, do
     return re_arr + 1j * im_arr
 
 
+def tail_table_lower(lam, y, coefs):
+    """g[i, j] = e^{-z} - 1 + z at z = lam[i] y[j] (series with ``coefs`` = (-1)^k / k!, k = 2 .. 10,
+    below z = 0.1; see csrc/dpb_tailtab.h)."""
+    cdef double[::1] l = np.ascontiguousarray(lam, dtype=np.float64)
+    cdef double[::1] yy = np.ascontiguousarray(y, dtype=np.float64)
+    cdef double[::1] c = np.ascontiguousarray(coefs, dtype=np.float64)
+    if c.shape[0] != 9:
+        raise DPBoundsError("coefs must hold 9 values")
+    cdef long nl = l.shape[0], ny = yy.shape[0]
+    out = np.empty((nl, ny), dtype=np.float64)
+    cdef double[:, ::1] g = out
+    if nl > 0 and ny > 0:
+        with nogil:
+            dpb_tailtab_lower(&l[0], nl, &yy[0], ny, &c[0], &g[0, 0])
+    return out
+
+
+def tail_table_upper(lam, y, double c5):
+    """(em, gg): e^z - 1 and e^z - 1 - z (series below z = 1e-3, z^5 coefficient ``c5``) at
+    z = lam[i] y[j] (see csrc/dpb_tailtab.h)."""
+    cdef double[::1] l = np.ascontiguousarray(lam, dtype=np.float64)
+    cdef double[::1] yy = np.ascontiguousarray(y, dtype=np.float64)
+    cdef long nl = l.shape[0], ny = yy.shape[0]
+    em_arr = np.empty((nl, ny), dtype=np.float64)
+    gg_arr = np.empty((nl, ny), dtype=np.float64)
+    cdef double[:, ::1] em = em_arr
+    cdef double[:, ::1] gg = gg_arr
+    if nl > 0 and ny > 0:
+        with nogil:
+            dpb_tailtab_upper(&l[0], nl, &yy[0], ny, c5, &em[0, 0], &gg[0, 0])
+    return em_arr, gg_arr
+
+
 def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
     """Density of log(X + Z) on the grid of ``qx``/``qz`` (see csrc/dpb_logsum.h).
 

@@ -27,6 +27,7 @@ from dpbounds.accountant._laws.tails import (
     lower_tail_h0,
     spread_along_bound,
     upper_tail_h0,
+    upper_tail_h0_scan,
     upper_tail_h1,
     upper_tail_h1_window,
 )
@@ -97,7 +98,7 @@ class FourierLaw(SingleEpochLaw):
         def eval_hi(xs: list[float]) -> None:
             new = [xx for xx in xs if xx not in hi_vals]
             if new:  # one vectorised call for several points (the bounds work point by point)
-                h0 = upper_tail_h0(self.sigma, self.M, new)
+                h0 = upper_tail_h0_scan(self.sigma, self.M, new)
                 h1 = upper_tail_h1_window(self.sigma, self.M, new, tail)
                 for xx, a, b in zip(new, h0.tolist(), h1.tolist()):
                     hi_vals[xx] = (a, b)

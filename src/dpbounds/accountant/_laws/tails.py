@@ -16,11 +16,13 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._kernels import tail_table_lower, tail_table_upper  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import memoize
 
 FArr = NDArray[np.float64]
 
-__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "upper_tail_h1_joint", "upper_tail_h1_window", "spread_along_bound", "extend_cdf_brackets"]
+__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "upper_tail_h0_scan", "upper_tail_h1_joint",
+           "upper_tail_h1_window", "spread_along_bound", "extend_cdf_brackets"]
 
 def _ndtr(x: Any) -> FArr:
     from dpbounds._ufuncs import ndtr
@@ -62,6 +64,7 @@ _EXPM1_MINUS_X5 = 1.0 / 119.0
 # expm1(-z) + z loses at most ~2 eps / z to cancellation.  (Stopped after z^4 / 4! below 1e-3, as
 # it was, it ran up to 1.7e-11 high there and up to 4e-13 either way just above.)
 _NEG_EXP_SERIES = tuple((-1.0) ** k / math.factorial(k) for k in range(2, 11))
+_NEG_EXP_COEFS = np.array(_NEG_EXP_SERIES)
 # The lower-tail grid starts where the integrand of E e^{-lam_max Y} is below e^{-40} of its peak
 # (by then the bound on the rest, added to the transform, is below its double resolution)
 _LOWER_DROP = 40.0
@@ -190,19 +193,8 @@ def _all_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     u = _lower_nodes(s, m, float(lam[-1]), hu)
     nu = np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi) * hu
     y = np.exp(s * u + m)
-    z = lam[:, None] * y[None, :]
-    # e^{-z} - 1 + z, series for small z (Horner: numpy's z ** 3 goes through pow, ~2x slower)
-    # (each branch evaluated only where it is taken: the same values as np.where of both)
-    sm = z < 0.1
-    g = np.empty_like(z)
-    zs = z[sm]
-    acc = np.full_like(zs, _NEG_EXP_SERIES[-1])
-    for c in _NEG_EXP_SERIES[-2::-1]:
-        acc *= zs
-        acc += c
-    g[sm] = zs * zs * acc
-    zl = z[~sm]
-    g[~sm] = np.expm1(-np.minimum(zl, 700)) + zl
+    # e^{-z} - 1 + z at z = lam y: the series below z = 0.1 (Horner), expm1 above, in one C pass
+    g = tail_table_lower(lam, y, _NEG_EXP_COEFS)
     q = g @ nu
     # the nodes beyond the grid's ends, bounded from above: both are upper bounds (see
     # _lower_remainders), so the Chernoff bounds built on them stay bounds
@@ -217,7 +209,7 @@ def _all_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     with np.errstate(divide="ignore", invalid="ignore"):
         qlog = np.log1p(np.maximum(a, -1.0))
     if far_rows.size:
-        lw = np.log(nu)[None, :] - z[far_rows]
+        lw = np.log(nu)[None, :] - lam[far_rows, None] * y[None, :]
         lmx = np.max(lw, axis=1)
         qlog[far_rows] = np.logaddexp(lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1)),
                                       qlog_rem[far_rows])
@@ -284,12 +276,8 @@ def _all_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
         rows = np.nonzero(ok[i] & ~ser[i])[0]
         if rows.size:
             w_i, y_i = ww[seg[i]:seg[i + 1]], yy[seg[i]:seg[i + 1]]
-            zz = lam[rows, None] * y_i[None, :]
-            em = np.expm1(zz)
-            gg = em - zz
-            sm = zz < 1e-3
-            zs = zz[sm]
-            gg[sm] = zs * zs * (0.5 + zs * (1.0 / 6.0 + zs * (1.0 / 24.0 + zs * _EXPM1_MINUS_X5)))
+            # e^z - 1 and e^z - 1 - z (series below z = 1e-3, see _EXPM1_MINUS_X5) at z = lam y
+            em, gg = tail_table_upper(lam[rows], y_i, _EXPM1_MINUS_X5)
             Ssum[i, rows] = gg @ w_i
             Jsum[i, rows] = em @ (w_i * y_i)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -445,6 +433,14 @@ def _table_bound(expo: FArr, lam: FArr, trunc: FArr, x: FArr) -> FArr:
     return out
 
 
+def upper_tail_h0_scan(sigma: float, n: float, x: Any) -> FArr:
+    """:func:`upper_tail_h0` (default table) by a scan of the whole (b, lam) table: the same numbers
+    (its minimiser search finds the table minimum), without that search's set-up; for a few points."""
+    lam, _, _, Qb, _, _ = _mgf_tables(sigma, False)
+    return _table_bound(_upper_exponent(float(sigma), float(n)), lam, n * Qb,
+                        np.atleast_1d(np.asarray(x, dtype=float)).ravel())
+
+
 def upper_tail_h1_joint(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
     """Upper bound on P1[S - M > x] for x > 0 from one truncated Chernoff bound of the whole sum.
 
@@ -480,10 +476,7 @@ def upper_tail_h1_window(sigma: float, M: float, x: Any, tail: float) -> FArr:
     if miss.size and M > 1:
         xm = x[miss]
         sig_lb = _ndtr(0.5 / sigma - sigma * np.log1p(0.49 * xm))
-        # (upper_tail_h0(sigma, M - 1, .) by a scan of the table: the same numbers, without the
-        # set-up of its minimiser search)
-        lam, _, _, Qb, _, _ = _mgf_tables(sigma, False)
-        rest_lb = _table_bound(_upper_exponent(float(sigma), M - 1.0), lam, (M - 1.0) * Qb, 0.51 * xm)
+        rest_lb = upper_tail_h0_scan(sigma, M - 1.0, 0.51 * xm)
         maybe = miss[np.minimum(sig_lb, rest_lb) <= tail]
         if maybe.size:
             out[maybe] = np.minimum(out[maybe], upper_tail_h1(sigma, M, x[maybe]))
