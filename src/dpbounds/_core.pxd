@@ -125,8 +125,8 @@ cdef extern from "dpb_exact_cf.h" nogil:
 
 cdef extern from "dpb_tailtab.h" nogil:
     void dpb_tailtab_lower(const double *lam, long nl, const double *y, long ny, const double *c, double *g)
-    void dpb_tailtab_upper(const double *lam, long nl, const double *y, long ny, double c5, double *em,
-                           double *gg)
+    int dpb_tailtab_upper(const double *lam, long nl, const double *b, long nb, const double *w,
+                           const double *y, const long *seg, double c5, double *S, double *J)
 
 cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,

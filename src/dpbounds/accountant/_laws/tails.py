@@ -272,14 +272,11 @@ def _all_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     # and the last sum is at most z^4 e^z / 24 <= lam^3 y^4 (lam b) e^{1e-3} / 24 (y <= b, lam b < 1e-3)
     Jsum = np.where(ser, lam[None, :] * (mom[0][:, None] + lam[None, :] * (0.5 * mom[1][:, None] + lam[None, :] * (
         mom[2][:, None] * (1.0 / 6.0 + lb * (math.exp(1e-3) / 24.0))))), 0.0)
-    for i in range(b.size):
-        rows = np.nonzero(ok[i] & ~ser[i])[0]
-        if rows.size:
-            w_i, y_i = ww[seg[i]:seg[i + 1]], yy[seg[i]:seg[i + 1]]
-            # e^z - 1 and e^z - 1 - z (series below z = 1e-3, see _EXPM1_MINUS_X5) at z = lam y
-            em, gg = tail_table_upper(lam[rows], y_i, _EXPM1_MINUS_X5)
-            Ssum[i, rows] = gg @ w_i
-            Jsum[i, rows] = em @ (w_i * y_i)
+    # the other rows (1e-3 <= lam b <= 30): node sums of w (e^z - 1 - z) and w y (e^z - 1),
+    # z = lam y, in one C pass over all levels (the series below z = 1e-3, see _EXPM1_MINUS_X5)
+    Ssum = np.ascontiguousarray(Ssum)
+    Jsum = np.ascontiguousarray(Jsum)
+    tail_table_upper(lam, b, ww, yy, seg, _EXPM1_MINUS_X5, Ssum, Jsum)
     with np.errstate(over="ignore", invalid="ignore"):
         rest = Qb[:, None] * np.expm1(np.minimum(lb, 31.0)) - lam[None, :] * Tb[:, None]
     # the panels start at u = -12: below it e^{z} - 1 - z (z = lam y, increasing in u, at most
