@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._invert import bisect, invert_cdf
+from dpbounds.accountant._invert import invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_upper
 from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._laws.tails import (
@@ -94,12 +94,28 @@ class FourierLaw(SingleEpochLaw):
         def f_lo(xx: float) -> float:
             return float(lower_tail_h0(self.sigma, self.M, [-xx])[0])
 
-        if f_lo(self.M) <= tail:
-            lo_mag = bisect(f_lo, 1e-9 * sd, self.M, tail, log=True, iters=14)
+        f_at_m = f_lo(self.M)
+        if f_at_m <= tail:
+            # the smallest magnitude meeting the level to 0.15 %: the bracket [1e-9 sd, M] cut at 8
+            # geometric points a round, evaluated in one call (five rounds); the point kept is one
+            # where the bound was evaluated and met the level
+            m_lo, m_hi, f_hi_lo = 1e-9 * sd, self.M, f_at_m
+            while m_hi / m_lo > 1.0015:
+                cand = m_lo * (m_hi / m_lo) ** (np.arange(1, 9) / 9.0)
+                vals = lower_tail_h0(self.sigma, self.M, -cand)
+                ok = np.nonzero(vals <= tail)[0]
+                if ok.size == 0:
+                    m_lo = float(cand[-1])
+                else:
+                    k = int(ok[0])
+                    m_hi, f_hi_lo = float(cand[k]), float(vals[k])
+                    m_lo = float(cand[k - 1]) if k > 0 else m_lo
+            lo_mag = m_hi
+            self.tail_lo0 = f_hi_lo if lo_mag < self.M else 0.0
         else:
             lo_mag = self.M
+            self.tail_lo0 = 0.0
         self.xlo = -lo_mag
-        self.tail_lo0 = f_lo(lo_mag) if lo_mag < self.M else 0.0
 
         hi_vals: dict[float, tuple[float, float]] = {}  # this search's evaluations (a point is
         # often evaluated twice: the bracket end, and the final point for the window's tails)
