@@ -275,3 +275,44 @@ def test_h1_window_bound_skips_the_split_only_where_it_cannot_help() -> None:
             joint = _tails.upper_tail_h1_joint(sigma, M, xs)
             assert np.array_equal(win <= tail, both <= tail), (sigma, M, tail)
             assert np.all((win <= joint) & (win >= both)), (sigma, M, tail)
+
+
+def test_tail_table_kernels_against_mpmath_term_sums() -> None:
+    # the C kernels behind the tables: lower e^{-z} - 1 + z elementwise; upper node sums of
+    # w (e^z - 1 - z) and w y (e^z - 1) per level, the prefix below z = 1e-3 through moments, the
+    # rest term by term, and term by term throughout where the nodes of a level do not ascend
+    from dpbounds._kernels import tail_table_lower, tail_table_upper
+
+    mp.mp.dps = 40
+    rng = np.random.default_rng(11)
+    lam = np.logspace(-9, 2, 23)
+    y = np.sort(np.exp(rng.uniform(-12.0, 8.0, 101)))
+    g = tail_table_lower(lam, y, _tails._NEG_EXP_COEFS)
+    for i in range(0, lam.size, 3):
+        for j in range(0, y.size, 7):
+            z = mp.mpf(lam[i]) * mp.mpf(y[j])
+            ref = mp.expm1(-z) + z
+            assert abs(g[i, j] - float(ref)) <= 4e-15 * float(ref) + 1e-300, (i, j, g[i, j], ref)
+    # two ascending levels and a shuffled one (odd node counts: the pairing's last single node)
+    w = rng.uniform(0.1, 1.0, 301) * 1e-3
+    yy = np.concatenate([np.sort(rng.uniform(0.0, 50.0, 101)), np.sort(rng.uniform(0.0, 3e3, 101)),
+                         rng.permutation(np.sort(rng.uniform(0.0, 1e3, 99)))])
+    seg = np.array([0, 101, 202, 301])
+    b = np.array([50.0, 3e3, 1e3])
+    S = np.full((3, lam.size), -7.0)
+    J = np.full((3, lam.size), -7.0)
+    tail_table_upper(lam, b, w, yy, seg, _tails._EXPM1_MINUS_X5, S, J)
+    for i in range(3):
+        for il in range(lam.size):
+            lb = lam[il] * b[i]
+            if not (1e-3 <= lb <= 30.0):
+                assert S[i, il] == -7.0 and J[i, il] == -7.0  # left as it was
+                continue
+            L = mp.mpf(lam[il])
+            s_ref = mp.fsum(mp.mpf(w[k]) * (mp.expm1(L * mp.mpf(yy[k])) - L * mp.mpf(yy[k]))
+                            for k in range(seg[i], seg[i + 1]))
+            j_ref = mp.fsum(mp.mpf(w[k]) * mp.mpf(yy[k]) * mp.expm1(L * mp.mpf(yy[k]))
+                            for k in range(seg[i], seg[i + 1]))
+            # S: the series for e^z - 1 - z below z = 1e-3 bounds the terms from z^5 on from above
+            assert float(s_ref) * (1 - 1e-12) <= S[i, il] <= float(s_ref) * (1 + 1e-11), (i, il, S[i, il], s_ref)
+            assert abs(J[i, il] - float(j_ref)) <= 1e-13 * float(j_ref), (i, il, J[i, il], j_ref)
