@@ -450,7 +450,7 @@ def upper_tail_h1_joint(sigma: float, M: float, x: Any, far: bool = False) -> FA
     (on the event that no summand exceeds b the sum equals the truncated one; Markov's inequality
     for e^{lam (truncated sum)}), with P[V > b] = E[Y 1{Y > b}] = T_b.  Unlike the split of
     :func:`upper_tail_h1` (the size-biased summand bounded on its own), the single large jump is
-    paid for once: at sigma = 1, M = 100 the bound reaches 1e-13 near x = 3000 instead of 5800.
+    paid for once: at sigma = 1, M = 100 the bound reaches 1e-13 near x = 3100 instead of 5800.
     The minimum over the whole (b, lam) table is taken (each pair is a valid bound; x factor 1.01
     for rounding, as in :func:`upper_tail_h0`)."""
     lam, _, _, Qb, _, _, Tb, _ = _all_tables(sigma, far)
