@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._invert import invert_cdf
+from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_upper
 from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._laws.tails import (
@@ -94,28 +94,12 @@ class FourierLaw(SingleEpochLaw):
         def f_lo(xx: float) -> float:
             return float(lower_tail_h0(self.sigma, self.M, [-xx])[0])
 
-        f_at_m = f_lo(self.M)
-        if f_at_m <= tail:
-            # the smallest magnitude meeting the level to 0.15 %: the bracket [1e-9 sd, M] cut at 8
-            # geometric points a round, evaluated in one call (five rounds); the point kept is one
-            # where the bound was evaluated and met the level
-            m_lo, m_hi, f_hi_lo = 1e-9 * sd, self.M, f_at_m
-            while m_hi / m_lo > 1.0015:
-                cand = m_lo * (m_hi / m_lo) ** (np.arange(1, 9) / 9.0)
-                vals = lower_tail_h0(self.sigma, self.M, -cand)
-                ok = np.nonzero(vals <= tail)[0]
-                if ok.size == 0:
-                    m_lo = float(cand[-1])
-                else:
-                    k = int(ok[0])
-                    m_hi, f_hi_lo = float(cand[k]), float(vals[k])
-                    m_lo = float(cand[k - 1]) if k > 0 else m_lo
-            lo_mag = m_hi
-            self.tail_lo0 = f_hi_lo if lo_mag < self.M else 0.0
+        if f_lo(self.M) <= tail:
+            lo_mag = bisect(f_lo, 1e-9 * sd, self.M, tail, log=True, iters=14)
         else:
             lo_mag = self.M
-            self.tail_lo0 = 0.0
         self.xlo = -lo_mag
+        self.tail_lo0 = f_lo(lo_mag) if lo_mag < self.M else 0.0
 
         hi_vals: dict[float, tuple[float, float]] = {}  # this search's evaluations (a point is
         # often evaluated twice: the bracket end, and the final point for the window's tails)
@@ -132,12 +116,19 @@ class FourierLaw(SingleEpochLaw):
             eval_hi([xx])
             return hi_vals[xx]
 
-        def f_hi(xx: float) -> float:
-            return max(tails_hi(xx))
-
         cap = p_max / 1.05 + self.xlo
         if xhi_max is not None:
             cap = min(cap, xhi_max)
+        # the window ends where the H1 bound meets the level and the H0 bound a tenth of it (the
+        # H0 tail enters every CDF error of the window and the trade-off curve's error at its
+        # steep end): less where the H0 bound's floor (n P[Y > b] at the table's largest b) is
+        # within 20 % of that, never more than the level itself
+        h0_floor = float(upper_tail_h0_scan(self.sigma, self.M, [1e300])[0])
+        h0_weight = max(1.0, min(10.0, tail / (1.2 * h0_floor))) if h0_floor > 0 else 10.0
+
+        def f_hi(xx: float) -> float:
+            t0, t1 = tails_hi(xx)
+            return max(h0_weight * t0, t1)
         # hi = the first of h0, 4 h0, 16 h0, ... where the bound is met or that reaches cap;
         # the points are evaluated four at a time
         hi = max(10 * sd, 10.0)
