@@ -123,6 +123,11 @@ cdef extern from "dpb_exact_cf.h" nogil:
     int dpb_exact_lognormal_cf_pair_grid(double sigma, long n0, long count, double dt,
                                           double *re0, double *im0, double *re1, double *im1)
 
+cdef extern from "dpb_tailtab.h" nogil:
+    void dpb_tailtab_lower(const double *lam, long nl, const double *y, long ny, const double *c, double *g)
+    int dpb_tailtab_upper(const double *lam, long nl, const double *b, long nb, const double *w,
+                           const double *y, const long *seg, double c5, double *S, double *J)
+
 cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,
                             long K, long J1, int taps, const long *off, const double *w,

@@ -56,6 +56,50 @@ def lognormal_cf_m1_tilted_grid(double sigma, long n0, long count, double dt, do
     return re_arr + 1j * im_arr
 
 
+def tail_table_lower(lam, y, coefs):
+    """g[i, j] = e^{-z} - 1 + z at z = lam[i] y[j] (series with ``coefs`` = (-1)^k / k!, k = 2 .. 10,
+    below z = 0.1; see csrc/dpb_tailtab.h)."""
+    cdef double[::1] l = np.ascontiguousarray(lam, dtype=np.float64)
+    cdef double[::1] yy = np.ascontiguousarray(y, dtype=np.float64)
+    cdef double[::1] c = np.ascontiguousarray(coefs, dtype=np.float64)
+    if c.shape[0] != 9:
+        raise DPBoundsError("coefs must hold 9 values")
+    cdef long nl = l.shape[0], ny = yy.shape[0]
+    out = np.empty((nl, ny), dtype=np.float64)
+    cdef double[:, ::1] g = out
+    if nl > 0 and ny > 0:
+        with nogil:
+            dpb_tailtab_lower(&l[0], nl, &yy[0], ny, &c[0], &g[0, 0])
+    return out
+
+
+def tail_table_upper(lam, b, w, y, seg, double c5, S, J):
+    """Node sums of the upper truncated transforms into ``S``, ``J`` (float64 (len(b), len(lam)),
+    C-contiguous, written in place where 1e-3 <= lam b <= 30): S = sum w (e^z - 1 - z),
+    J = sum w y (e^z - 1), z = lam y, over the nodes seg[i] .. seg[i+1]-1 of level b[i]
+    (see csrc/dpb_tailtab.h)."""
+    cdef double[::1] l = np.ascontiguousarray(lam, dtype=np.float64)
+    cdef double[::1] bb = np.ascontiguousarray(b, dtype=np.float64)
+    cdef double[::1] ww = np.ascontiguousarray(w, dtype=np.float64)
+    cdef double[::1] yy = np.ascontiguousarray(y, dtype=np.float64)
+    cdef long[::1] sg = np.ascontiguousarray(seg, dtype=np.int_)
+    cdef double[:, ::1] s_out = S
+    cdef double[:, ::1] j_out = J
+    cdef long nl = l.shape[0], nb = bb.shape[0]
+    if ww.shape[0] != yy.shape[0] or sg.shape[0] != nb + 1 or (nb > 0 and (sg[0] < 0 or sg[nb] > ww.shape[0])):
+        raise DPBoundsError("w, y and seg do not match")
+    for i in range(nb):
+        if sg[i + 1] < sg[i]:
+            raise DPBoundsError("seg must be non-decreasing")
+    if s_out.shape[0] != nb or s_out.shape[1] != nl or j_out.shape[0] != nb or j_out.shape[1] != nl:
+        raise DPBoundsError("S and J must have shape (len(b), len(lam))")
+    cdef int rc = 0
+    if nl > 0 and nb > 0 and ww.shape[0] > 0:
+        with nogil:
+            rc = dpb_tailtab_upper(&l[0], nl, &bb[0], nb, &ww[0], &yy[0], &sg[0], c5, &s_out[0, 0], &j_out[0, 0])
+    _check_alloc(rc, "tail_table_upper")
+
+
 def logsum_convolve(qx, qz, double h, long K, off, w, coef, double tail_scale):
     """Density of log(X + Z) on the grid of ``qx``/``qz`` (see csrc/dpb_logsum.h).
 

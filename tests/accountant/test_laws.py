@@ -6,6 +6,7 @@ on a real window, on a shifted contour, and the density of log S by convolutions
 of :class:`SingleEpochLaw` must agree between them within the error bars each one reports.
 """
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -101,3 +102,30 @@ def test_lattice_pmfs_agree_between_the_laws_that_provide_them(sigma, M):
         # the two laws' [down, up] mean-loss intervals overlap (both contain the true mean loss)
         (a1, b1), (a2, b2) = means.values()
         assert a1 <= b2 + 1e-9 and a2 <= b1 + 1e-9, means
+
+
+@pytest.mark.parametrize("sigma", [0.3, 0.8, 1.0, 3.0, 20.0])
+def test_characteristic_function_below_its_total_variation_bound(sigma):
+    # the Fourier law starts its cut-off scan below t_skip on |chi(t)| <= 2 f_max / t (the density
+    # of Y is unimodal and vanishes at both ends): the kernel's modulus obeys it at large t
+    from dpbounds._kernels import lognormal_cf_m1
+
+    s = 1.0 / sigma
+    f_max = math.exp(s * s) / (s * math.sqrt(2.0 * math.pi))
+    t = np.logspace(-2, 6, 400)
+    mod = np.abs(1.0 + lognormal_cf_m1(sigma, t))
+    assert np.all(mod <= np.minimum(1.0, 2.0 * f_max / t) * (1 + 1e-12) + 1e-15)
+
+
+@pytest.mark.parametrize("sigma, M", [(0.5, 2.0), (0.8, 10.0), (1.0, 100.0), (2.0, 1e4), (5.0, 1e6)])
+def test_cut_off_scan_starts_where_nothing_above_it_can_matter(sigma, M):
+    # the scan from t_skip down finds the same t_max as the full scan of the old code
+    from dpbounds._kernels import lognormal_cf_m1
+    from dpbounds.accountant._laws.fourier import _clog1p
+
+    tg = np.logspace(-8, 6, 281) / math.sqrt(math.expm1(1.0 / sigma ** 2))
+    with np.errstate(divide="ignore"):
+        lg = M * _clog1p(lognormal_cf_m1(sigma, tg)).real
+    above = np.nonzero(lg >= math.log(1e-20))[0]
+    full = float(tg[min(above[-1] + 1, tg.size - 1)]) if above.size else float(tg[0])
+    assert FourierLaw(sigma, M, abort_above=1e-11).t_max == full

@@ -181,3 +181,138 @@ def test_upper_mgf_table_is_an_upper_bound(sigma: float) -> None:
             assert D2[ib, il] >= float(ref) - 1e-12 * abs(float(ref)), (ib, il, D2[ib, il], ref)
             checked += 1
     assert checked >= 8
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, pytest.param(3.0, marks=pytest.mark.slow)])  # ~1 s each
+def test_size_biased_mgf_table_vs_mpmath(sigma: float) -> None:
+    # K(b, lam) - 1 = E[Y e^{lam min(Y, b)}] - 1 (the joint H1 bound's transform): the part below b
+    # by mpmath Gauss-Legendre on [-40, x_b] of Y expm1(lam Y) (no cancellation), the rest closed:
+    # K - 1 = J + E[Y 1{Y > b}] expm1(lam b).  Stored values: within 1e-12 relative, never below the
+    # reference by more than rounding (they feed an upper bound), +inf where lam b > 30 (no entry).
+    # Above it by up to 1e-10: the series rows (lam b < 1e-3) bound the terms from (lam Y)^4 on
+    # with Y <= b, (lam b)^3 / 24 relative at most; rounding: ~10^4 positive terms, ~1e-12.
+    mp.mp.dps = 30
+    lam, _, b, _, _, _, Tb, Km1 = _tails._all_tables(sigma, False)
+    s = mp.mpf(1) / sigma
+    checked = 0
+    for ib in (0, 6, 12, b.size - 1):
+        B = mp.mpf(b[ib])
+        xb = (mp.log(B) + s * s / 2) / s
+        assert Tb[ib] == pytest.approx(float(mp.ncdf(s - xb)), rel=1e-12)
+        pts = mp.linspace(-40, xb, 80)
+        for il in list(range(0, lam.size, 9)) + [int(np.searchsorted(lam * b[ib], 1e-3)) + d for d in (-1, 0)]:
+            L = mp.mpf(lam[il])
+            if not lam[il] * b[ib] <= 30.0:
+                assert Km1[ib, il] == np.inf
+                continue
+            below = mp.quad(lambda x: mp.npdf(x) * mp.exp(s * x - s * s / 2) * mp.expm1(L * mp.exp(s * x - s * s / 2)),
+                            pts, method="gauss-legendre")
+            ref = float(below + mp.ncdf(s - xb) * mp.expm1(L * B))
+            assert Km1[ib, il] >= ref * (1 - 1e-12), (ib, il, Km1[ib, il], ref)
+            assert Km1[ib, il] <= ref * (1 + 1e-10), (ib, il, Km1[ib, il], ref)
+            checked += 1
+    assert checked >= 20
+
+
+def _h1_tail_exact_m2(sigma: float, x: float) -> mp.mpf:
+    """P1[S - 2 > x] for M = 2: S = V + Y, V size-biased (log V ~ N(s + m, s^2)), by mpmath over Y."""
+    s = mp.mpf(1) / sigma
+    m = -s * s / 2
+    c = mp.mpf(x) + 2
+
+    def f(u: mp.mpf) -> mp.mpf:  # P[V > c - Y] phi(u), Y = e^{s u + m}
+        r = c - mp.exp(s * u + m)
+        return mp.ncdf(s - (mp.log(r) - m) / s) * mp.npdf(u) if r > 0 else mp.npdf(u)
+
+    u_c = (mp.log(c) - m) / s
+    return mp.quad(f, [-40, u_c - 8, u_c - 2, u_c - 0.5, u_c, u_c + 40])
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0])
+def test_joint_h1_bound_above_exact_two_summands(sigma: float) -> None:
+    # M = 2: the exact tail by quadrature, from 1e-3 down to ~1e-30
+    mp.mp.dps = 30
+    xs = np.exp(np.linspace(math.log(3.0), math.log(2e3 if sigma > 0.6 else 30.0), 9))
+    got = _tails.upper_tail_h1_joint(sigma, 2.0, xs)
+    win = _tails.upper_tail_h1_window(sigma, 2.0, xs, 1e-13)
+    old = _tails.upper_tail_h1(sigma, 2.0, xs)
+    for x, g, w, o in zip(xs, got, win, old):
+        exact = float(_h1_tail_exact_m2(sigma, float(x)))
+        assert exact <= g and exact <= w, (sigma, x, g, w, exact)
+        # the window's bound: between the better of the two and the joint one, and meets the level
+        # where the better one does
+        assert min(g, o) <= w <= g and (w <= 1e-13) == (min(g, o) <= 1e-13), (sigma, x, g, w, o)
+    assert np.any(got < 1.0)
+
+
+def test_joint_h1_bound_above_the_fourier_law_tail() -> None:
+    # M = 100, sigma = 1: a second method, the certified wrapped CDF of a Fourier law whose window
+    # ends far beyond the points (1 - G1(x) within the law's window error of the true tail)
+    from dpbounds.accountant._laws.fourier import FourierLaw
+
+    law = FourierLaw(1.0, 100.0, tail=1e-16)
+    xs = np.array([30.0, 60.0, 100.0, 200.0, 400.0, 800.0])
+    g1 = law.wrapped_cdf(xs, 1)
+    err = law.window_error
+    bound = _tails.upper_tail_h1_joint(1.0, 100.0, xs)
+    assert np.all(1.0 - g1 - err <= bound), (1.0 - g1, bound)
+    # and tighter than the split bound where the single large jump dominates
+    far = np.array([3000.0, 4000.0, 5000.0])
+    assert np.all(_tails.upper_tail_h1_joint(1.0, 100.0, far) < _tails.upper_tail_h1(1.0, 100.0, far))
+    assert _tails.upper_tail_h1_joint(1.0, 100.0, [3200.0])[0] <= 1e-13
+
+
+def test_h1_window_bound_skips_the_split_only_where_it_cannot_help() -> None:
+    # the window's bound meets the level exactly where the better of the two bounds does (the split
+    # bound is skipped where the joint one meets it, or where its computed lower bound is above it),
+    # and is never above the joint one nor below the better one
+    rng = np.random.default_rng(5)
+    for sigma, M in ((0.8, 3.0), (1.0, 100.0), (2.0, 2.0), (2.0, 10.0), (3.0, 100.0)):
+        xs = np.exp(rng.uniform(math.log(1.0), math.log(1e5), 40))
+        for tail in (1e-13, 1e-8):
+            win = _tails.upper_tail_h1_window(sigma, M, xs, tail)
+            both = np.minimum(_tails.upper_tail_h1_joint(sigma, M, xs), _tails.upper_tail_h1(sigma, M, xs))
+            joint = _tails.upper_tail_h1_joint(sigma, M, xs)
+            assert np.array_equal(win <= tail, both <= tail), (sigma, M, tail)
+            assert np.all((win <= joint) & (win >= both)), (sigma, M, tail)
+
+
+def test_tail_table_kernels_against_mpmath_term_sums() -> None:
+    # the C kernels behind the tables: lower e^{-z} - 1 + z elementwise; upper node sums of
+    # w (e^z - 1 - z) and w y (e^z - 1) per level, the prefix below z = 1e-3 through moments, the
+    # rest term by term, and term by term throughout where the nodes of a level do not ascend
+    from dpbounds._kernels import tail_table_lower, tail_table_upper
+
+    mp.mp.dps = 40
+    rng = np.random.default_rng(11)
+    lam = np.logspace(-9, 2, 23)
+    y = np.sort(np.exp(rng.uniform(-12.0, 8.0, 101)))
+    g = tail_table_lower(lam, y, _tails._NEG_EXP_COEFS)
+    for i in range(0, lam.size, 3):
+        for j in range(0, y.size, 7):
+            z = mp.mpf(lam[i]) * mp.mpf(y[j])
+            ref = mp.expm1(-z) + z
+            assert abs(g[i, j] - float(ref)) <= 4e-15 * float(ref) + 1e-300, (i, j, g[i, j], ref)
+    # two ascending levels and a shuffled one (odd node counts: the pairing's last single node)
+    w = rng.uniform(0.1, 1.0, 301) * 1e-3
+    yy = np.concatenate([np.sort(rng.uniform(0.0, 50.0, 101)), np.sort(rng.uniform(0.0, 3e3, 101)),
+                         rng.permutation(np.sort(rng.uniform(0.0, 1e3, 99)))])
+    seg = np.array([0, 101, 202, 301])
+    b = np.array([50.0, 3e3, 1e3])
+    S = np.full((3, lam.size), -7.0)
+    J = np.full((3, lam.size), -7.0)
+    tail_table_upper(lam, b, w, yy, seg, _tails._EXPM1_MINUS_X5, S, J)
+    for i in range(3):
+        for il in range(lam.size):
+            lb = lam[il] * b[i]
+            if not (1e-3 <= lb <= 30.0):
+                assert S[i, il] == -7.0 and J[i, il] == -7.0  # left as it was
+                continue
+            L = mp.mpf(lam[il])
+            s_ref = mp.fsum(mp.mpf(w[k]) * (mp.expm1(L * mp.mpf(yy[k])) - L * mp.mpf(yy[k]))
+                            for k in range(seg[i], seg[i + 1]))
+            j_ref = mp.fsum(mp.mpf(w[k]) * mp.mpf(yy[k]) * mp.expm1(L * mp.mpf(yy[k]))
+                            for k in range(seg[i], seg[i + 1]))
+            # S: the series for e^z - 1 - z below z = 1e-3 bounds the terms from z^5 on from above
+            assert float(s_ref) * (1 - 1e-12) <= S[i, il] <= float(s_ref) * (1 + 1e-11), (i, il, S[i, il], s_ref)
+            assert abs(J[i, il] - float(j_ref)) <= 1e-13 * float(j_ref), (i, il, J[i, il], j_ref)

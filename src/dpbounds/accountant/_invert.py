@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["bisect", "falsi_log", "invert_cdf", "invert"]
+__all__ = ["bisect", "invert_cdf", "invert"]
 
 
 def bisect(fun: Callable[[float], float], lo: float, hi: float, target: float,
@@ -26,41 +26,6 @@ def bisect(fun: Callable[[float], float], lo: float, hi: float, target: float,
         else:
             lo = mid
     return hi
-
-
-
-def falsi_log(fun: Callable[[float], float], lo: float, hi: float, target: float,
-              rtol: float = 0.006, max_iter: int = 40) -> float:
-    """The feasible end x (fun(x) <= target) of a bracket [lo, hi] narrowed to hi / lo <= 1 + rtol.
-
-    fun is positive and decreasing with fun(lo) > target >= fun(hi).  Illinois regula falsi on
-    log fun against log x (tail bounds are close to exponential there, so a few steps suffice
-    where a bisection needs log2(log(hi/lo)/log1p(rtol))); the returned point is one where fun
-    was evaluated and found feasible, so the caller's certificate does not depend on the search.
-    """
-    la, lb = math.log(lo), math.log(hi)
-    lt = math.log(target)
-    ga = math.log(max(fun(lo), 1e-300)) - lt
-    gb = math.log(max(fun(hi), 1e-300)) - lt
-    side = 0
-    for _ in range(max_iter):
-        if lb - la <= math.log1p(rtol):
-            break
-        c = (la * gb - lb * ga) / (gb - ga) if gb != ga else 0.5 * (la + lb)
-        span = lb - la
-        c = min(max(c, la + 0.02 * span), lb - 0.02 * span)
-        gc = math.log(max(fun(math.exp(c)), 1e-300)) - lt
-        if gc <= 0.0:
-            lb, gb = c, gc
-            if side == -1:
-                ga *= 0.5
-            side = -1
-        else:
-            la, ga = c, gc
-            if side == 1:
-                gb *= 0.5
-            side = 1
-    return math.exp(lb)
 
 
 def invert_cdf(law: Any, grid: NDArray[np.float64], g0: NDArray[np.float64],

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from dpbounds._kernels import FOURIER_SERIES_ERR_UNITS, fourier_series_re, lognormal_cf_m1, lognormal_cf_m1_pair_grid  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import cached
-from dpbounds.accountant._invert import bisect, falsi_log, invert_cdf
+from dpbounds.accountant._invert import bisect, invert_cdf
 from dpbounds.accountant._lattice import fft_size, place_upper
 from dpbounds.accountant._laws.interface import FArr, LatticePMFs, SingleEpochLaw
 from dpbounds.accountant._laws.tails import (
@@ -27,7 +27,9 @@ from dpbounds.accountant._laws.tails import (
     lower_tail_h0,
     spread_along_bound,
     upper_tail_h0,
+    upper_tail_h0_scan,
     upper_tail_h1,
+    upper_tail_h1_window,
 )
 from dpbounds.accountant._place import place_aligned
 
@@ -70,7 +72,16 @@ class FourierLaw(SingleEpochLaw):
         # top in chunks (the same points and values as a full scan, ~60 % fewer kernel calls)
         tg = np.logspace(-8, 6, 281) / max(math.sqrt(self.w_m1), 1e-300)
         self.t_max = float(tg[0])
-        for hi_i in range(tg.size, 0, -48):
+        # no scan point above t_skip can be above the cut: the density f of Y is unimodal and
+        # vanishes at both ends, so (integrating by parts) |chi(t)| <= (1 / t) int |f'| = 2 f_max / t,
+        # f_max = e^{s^2} / (s sqrt(2 pi)) (s = 1 / sigma); twice the t where M log(2 f_max / t) =
+        # log cut leaves room for the computed modulus.  The scan starts below it: the same result.
+        s_ = 1.0 / self.sigma
+        log_t_skip = math.log(4.0) + s_ * s_ - math.log(s_ * math.sqrt(2.0 * math.pi)) - logcut / self.M
+        top = tg.size
+        if log_t_skip < math.log(tg[-1]):
+            top = min(tg.size, int(np.searchsorted(tg, math.exp(log_t_skip), side="right")) + 1)
+        for hi_i in range(top, 0, -48):
             lo_i = max(hi_i - 48, 0)
             with np.errstate(divide="ignore"):
                 lg = self.M * _clog1p(lognormal_cf_m1(self.sigma, tg[lo_i:hi_i])).real
@@ -96,8 +107,8 @@ class FourierLaw(SingleEpochLaw):
         def eval_hi(xs: list[float]) -> None:
             new = [xx for xx in xs if xx not in hi_vals]
             if new:  # one vectorised call for several points (the bounds work point by point)
-                h0 = upper_tail_h0(self.sigma, self.M, new)
-                h1 = upper_tail_h1(self.sigma, self.M, new)
+                h0 = upper_tail_h0_scan(self.sigma, self.M, new)
+                h1 = upper_tail_h1_window(self.sigma, self.M, new, tail)
                 for xx, a, b in zip(new, h0.tolist(), h1.tolist()):
                     hi_vals[xx] = (a, b)
 
@@ -105,12 +116,19 @@ class FourierLaw(SingleEpochLaw):
             eval_hi([xx])
             return hi_vals[xx]
 
-        def f_hi(xx: float) -> float:
-            return max(tails_hi(xx))
-
         cap = p_max / 1.05 + self.xlo
         if xhi_max is not None:
             cap = min(cap, xhi_max)
+        # the window ends where the H1 bound meets the level and the H0 bound a tenth of it (the
+        # H0 tail enters every CDF error of the window and the trade-off curve's error at its
+        # steep end): less where the H0 bound's floor (n P[Y > b] at the table's largest b) is
+        # within 20 % of that, never more than the level itself
+        h0_floor = float(upper_tail_h0_scan(self.sigma, self.M, [1e300])[0])
+        h0_weight = max(1.0, min(10.0, tail / (1.2 * h0_floor))) if h0_floor > 0 else 10.0
+
+        def f_hi(xx: float) -> float:
+            t0, t1 = tails_hi(xx)
+            return max(h0_weight * t0, t1)
         # hi = the first of h0, 4 h0, 16 h0, ... where the bound is met or that reaches cap;
         # the points are evaluated four at a time
         hi = max(10 * sd, 10.0)
@@ -126,8 +144,19 @@ class FourierLaw(SingleEpochLaw):
             hi = pts[-1] * 4.0
         hi = min(hi, cap)
         if f_hi(hi) <= tail:
+            # xhi to 0.6 % (ample): the bracket [lo_b, hi] (lo_b infeasible, hi feasible) is cut at
+            # 8 geometric points a round, evaluated in one call (a bracket of ratio 4 takes three
+            # rounds); the point kept is one where the bounds were evaluated and met the level
             lo_b = hi / 4.0 if hi > 10 * sd else 1e-9
-            hi = falsi_log(f_hi, lo_b, hi, tail, rtol=0.006)  # xhi to 0.6 %: ample
+            while hi / lo_b > 1.006:
+                pts = (lo_b * (hi / lo_b) ** (np.arange(1, 9) / 9.0)).tolist()
+                eval_hi(pts)
+                first = next((k for k, p in enumerate(pts) if f_hi(p) <= tail), None)
+                if first is None:
+                    lo_b = pts[-1]
+                else:
+                    hi = pts[first]
+                    lo_b = pts[first - 1] if first > 0 else lo_b
         self.xhi = hi
         self.tail_hi0, self.tail_hi1 = tails_hi(hi)  # the bounds at the final point itself
         self.tail_lo1 = self.tail_lo0 * max(0.0, 1.0 + self.xlo / self.M)

@@ -16,11 +16,13 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbounds._kernels import tail_table_lower, tail_table_upper  # type: ignore[import-not-found, unused-ignore]
 from dpbounds.accountant._cache import memoize
 
 FArr = NDArray[np.float64]
 
-__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "spread_along_bound", "extend_cdf_brackets"]
+__all__ = ["lower_tail_h0", "upper_tail_h0", "upper_tail_h1", "upper_tail_h0_scan", "upper_tail_h1_joint",
+           "upper_tail_h1_window", "spread_along_bound", "extend_cdf_brackets"]
 
 def _ndtr(x: Any) -> FArr:
     from dpbounds._ufuncs import ndtr
@@ -62,6 +64,7 @@ _EXPM1_MINUS_X5 = 1.0 / 119.0
 # expm1(-z) + z loses at most ~2 eps / z to cancellation.  (Stopped after z^4 / 4! below 1e-3, as
 # it was, it ran up to 1.7e-11 high there and up to 4e-13 either way just above.)
 _NEG_EXP_SERIES = tuple((-1.0) ** k / math.factorial(k) for k in range(2, 11))
+_NEG_EXP_COEFS = np.array(_NEG_EXP_SERIES)
 # The lower-tail grid starts where the integrand of E e^{-lam_max Y} is below e^{-40} of its peak
 # (by then the bound on the rest, added to the transform, is below its double resolution)
 _LOWER_DROP = 40.0
@@ -152,7 +155,6 @@ def _lower_remainders(s: float, m: float, lam: FArr, u_lo: float, u_hi: float) -
             np.asarray(np.logaddexp(left, right), dtype=np.float64))
 
 
-@memoize("tail tables", maxsize=32)
 def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr]:
     """Tables for the tail bounds (depend on sigma only).
 
@@ -165,6 +167,19 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     that the upper tail bound keeps decaying far beyond 1e6 (the default table's floor is
     n P[Y > 1e6], e.g. 3e-3 at sigma = 0.3, n = 1e6); used for the tails of E > 1 lattices.
     """
+    return _all_tables(sigma, far)[:6]
+
+
+@memoize("tail tables", maxsize=32)
+def _all_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr, FArr, FArr, FArr, FArr]:
+    """:func:`_mgf_tables` followed by T_b = E[Y 1{Y > b}] (B,) and the size-biased truncated
+    transform minus one, K(b, lam) - 1 = E[Y e^{lam min(Y, b)}] - 1 (B, L; an upper bound or exact
+    to rounding, +inf where lam b > 30, like D2), which :func:`upper_tail_h1_joint` needs: from the
+    same nodes.
+
+    K = E[Y 1{Y <= b}] + E[Y 1{Y <= b} (e^{lam Y} - 1)] + e^{lam b} T_b = 1 + J + T_b expm1(lam b)
+    (E Y = 1), J = E[Y expm1(lam Y) 1{Y <= b}] summed on the nodes of D2 (no cancellation: a
+    sum of positive terms) plus a bound on the part below u = -12."""
     s = 1.0 / sigma
     m = -0.5 * s * s
     log10_bmax = min((37.0 * s + m) / math.log(10.0), 300.0)
@@ -178,19 +193,8 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     u = _lower_nodes(s, m, float(lam[-1]), hu)
     nu = np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi) * hu
     y = np.exp(s * u + m)
-    z = lam[:, None] * y[None, :]
-    # e^{-z} - 1 + z, series for small z (Horner: numpy's z ** 3 goes through pow, ~2x slower)
-    # (each branch evaluated only where it is taken: the same values as np.where of both)
-    sm = z < 0.1
-    g = np.empty_like(z)
-    zs = z[sm]
-    acc = np.full_like(zs, _NEG_EXP_SERIES[-1])
-    for c in _NEG_EXP_SERIES[-2::-1]:
-        acc *= zs
-        acc += c
-    g[sm] = zs * zs * acc
-    zl = z[~sm]
-    g[~sm] = np.expm1(-np.minimum(zl, 700)) + zl
+    # e^{-z} - 1 + z at z = lam y: the series below z = 0.1 (Horner), expm1 above, in one C pass
+    g = tail_table_lower(lam, y, _NEG_EXP_COEFS)
     q = g @ nu
     # the nodes beyond the grid's ends, bounded from above: both are upper bounds (see
     # _lower_remainders), so the Chernoff bounds built on them stay bounds
@@ -205,7 +209,7 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     with np.errstate(divide="ignore", invalid="ignore"):
         qlog = np.log1p(np.maximum(a, -1.0))
     if far_rows.size:
-        lw = np.log(nu)[None, :] - z[far_rows]
+        lw = np.log(nu)[None, :] - lam[far_rows, None] * y[None, :]
         lmx = np.max(lw, axis=1)
         qlog[far_rows] = np.logaddexp(lmx + np.log(np.sum(np.exp(lw - lmx[:, None]), axis=1)),
                                       qlog_rem[far_rows])
@@ -264,16 +268,15 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     sum_ser = l2[None, :] * (0.5 * mom[0][:, None] + lam[None, :] * (
         mom[1][:, None] / 6.0 + lam[None, :] * mom[2][:, None] * (1.0 / 24.0 + lb * _EXPM1_MINUS_X5)))
     Ssum = np.where(ser, sum_ser, 0.0)
-    for i in range(b.size):
-        rows = np.nonzero(ok[i] & ~ser[i])[0]
-        if rows.size:
-            w_i, y_i = ww[seg[i]:seg[i + 1]], yy[seg[i]:seg[i + 1]]
-            zz = lam[rows, None] * y_i[None, :]
-            gg = np.expm1(zz) - zz
-            sm = zz < 1e-3
-            zs = zz[sm]
-            gg[sm] = zs * zs * (0.5 + zs * (1.0 / 6.0 + zs * (1.0 / 24.0 + zs * _EXPM1_MINUS_X5)))
-            Ssum[i, rows] = gg @ w_i
+    # J on the series rows: y expm1(z) = lam y^2 + lam^2 y^3 / 2 + lam^3 y^4 / 6 + y sum_{k>=4} z^k / k!
+    # and the last sum is at most z^4 e^z / 24 <= lam^3 y^4 (lam b) e^{1e-3} / 24 (y <= b, lam b < 1e-3)
+    Jsum = np.where(ser, lam[None, :] * (mom[0][:, None] + lam[None, :] * (0.5 * mom[1][:, None] + lam[None, :] * (
+        mom[2][:, None] * (1.0 / 6.0 + lb * (math.exp(1e-3) / 24.0))))), 0.0)
+    # the other rows (1e-3 <= lam b <= 30): node sums of w (e^z - 1 - z) and w y (e^z - 1),
+    # z = lam y, in one C pass over all levels (the series below z = 1e-3, see _EXPM1_MINUS_X5)
+    Ssum = np.ascontiguousarray(Ssum)
+    Jsum = np.ascontiguousarray(Jsum)
+    tail_table_upper(lam, b, ww, yy, seg, _EXPM1_MINUS_X5, Ssum, Jsum)
     with np.errstate(over="ignore", invalid="ignore"):
         rest = Qb[:, None] * np.expm1(np.minimum(lb, 31.0)) - lam[None, :] * Tb[:, None]
     # the panels start at u = -12: below it e^{z} - 1 - z (z = lam y, increasing in u, at most
@@ -283,7 +286,14 @@ def _mgf_tables(sigma: float, far: bool = False) -> tuple[FArr, FArr, FArr, FArr
     with np.errstate(divide="ignore"):
         d2_left = np.exp(2.0 * np.log(z0) - math.log(2.0) + z0 - 72.0 - _LOG_SQRT_2PI - math.log(12.0))
     D2 = np.where(ok, Ssum + rest + d2_left[None, :], np.inf)
-    return lam, q, b, Qb, D2, qlog
+    # J below u = -12: y expm1(lam y) <= y0 z0 e^{z0} (y0 = y(-12), z0 = lam y0) over a Gaussian
+    # mass Phi(-12) <= phi(12) / 12
+    y0 = math.exp(-12.0 * s + m)
+    with np.errstate(divide="ignore"):
+        j_left = np.exp(math.log(y0) + np.log(z0) + z0 - 72.0 - _LOG_SQRT_2PI - math.log(12.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        Km1 = np.where(ok, Jsum + j_left[None, :] + Tb[:, None] * np.expm1(np.minimum(lb, 31.0)), np.inf)
+    return lam, q, b, Qb, D2, qlog, Tb, np.asarray(Km1, dtype=np.float64)
 
 
 def lower_tail_h0(sigma: float, n: float, x: Any) -> FArr:
@@ -394,6 +404,79 @@ def upper_tail_h1(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
         rest = (upper_tail_h0(sigma, M - 1.0, xr.ravel(), far).reshape(xr.shape) if M > 1
                 else np.zeros_like(xr))
         out[i0:i0 + 64] = np.minimum(1.0, np.min(sig_tail + rest, axis=1))
+    return out
+
+
+@memoize("joint tail exponents", maxsize=64)
+def _joint_exponent(sigma: float, M: float, far: bool = False) -> FArr:
+    """(M - 1) (log E e^{lam min(Y, b)} - lam) + log E[Y e^{lam min(Y, b)}] - lam on the (b, lam)
+    table (x-independent part of :func:`upper_tail_h1_joint`), +inf where the table has no entry."""
+    lam, _, _, _, _, _, _, Km1 = _all_tables(sigma, far)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expo = _upper_exponent(sigma, M - 1.0, far) + (np.log1p(Km1) - lam[None, :])
+    return np.asarray(np.where(np.isfinite(Km1), expo, np.inf), dtype=np.float64)
+
+
+def _table_bound(expo: FArr, lam: FArr, trunc: FArr, x: FArr) -> FArr:
+    """min(1, 1.01 min over the (b, lam) table of trunc[b] + e^{min(0, expo[b, lam] - lam x)}),
+    for each x (by chunks of 64 points: the whole table is scanned)."""
+    out = np.empty(x.size)
+    for i0 in range(0, x.size, 64):
+        xi = x[i0:i0 + 64]
+        e = np.min(expo[None, :, :] - lam[None, None, :] * xi[:, None, None], axis=2)  # (nx, B)
+        with np.errstate(over="ignore"):
+            tot = trunc[None, :] + np.exp(np.minimum(e, 0.0))
+        out[i0:i0 + 64] = np.minimum(1.0, np.min(tot, axis=1) * 1.01)
+    return out
+
+
+def upper_tail_h0_scan(sigma: float, n: float, x: Any) -> FArr:
+    """:func:`upper_tail_h0` (default table) by a scan of the whole (b, lam) table: the same numbers
+    (its minimiser search finds the table minimum), without that search's set-up; for a few points."""
+    lam, _, _, Qb, _, _ = _mgf_tables(sigma, False)
+    return _table_bound(_upper_exponent(float(sigma), float(n)), lam, n * Qb,
+                        np.atleast_1d(np.asarray(x, dtype=float)).ravel())
+
+
+def upper_tail_h1_joint(sigma: float, M: float, x: Any, far: bool = False) -> FArr:
+    """Upper bound on P1[S - M > x] for x > 0 from one truncated Chernoff bound of the whole sum.
+
+    Under H1 the sum is S = V + Y_2 + ... + Y_M with V size-biased (E g(V) = E[Y g(Y)]),
+    independent.  Truncating every summand at the same level b, for every lam >= 0:
+
+        P1[S > M + x] <= P[V > b] + (M - 1) P[Y > b]
+                         + E[Y e^{lam min(Y, b)}] (E e^{lam min(Y, b)})^(M - 1) e^{-lam (M + x)}
+
+    (on the event that no summand exceeds b the sum equals the truncated one; Markov's inequality
+    for e^{lam (truncated sum)}), with P[V > b] = E[Y 1{Y > b}] = T_b.  Unlike the split of
+    :func:`upper_tail_h1` (the size-biased summand bounded on its own), the single large jump is
+    paid for once: at sigma = 1, M = 100 the bound reaches 1e-13 near x = 3100 instead of 5800.
+    The minimum over the whole (b, lam) table is taken (each pair is a valid bound; x factor 1.01
+    for rounding, as in :func:`upper_tail_h0`)."""
+    lam, _, _, Qb, _, _, Tb, _ = _all_tables(sigma, far)
+    expo = _joint_exponent(float(sigma), float(M), far)
+    return _table_bound(expo, lam, Tb + (M - 1.0) * Qb, np.atleast_1d(np.asarray(x, dtype=float)).ravel())
+
+
+def upper_tail_h1_window(sigma: float, M: float, x: Any, tail: float) -> FArr:
+    """Upper bound on P1[S - M > x] (x > 0) for a window search against the level ``tail``: the
+    joint bound (:func:`upper_tail_h1_joint`), and the smaller split bound (:func:`upper_tail_h1`)
+    wherever the joint one misses ``tail`` and the split one might meet it.
+
+    Every value is a valid bound; the skipping only saves time.  The split bound is skipped at x
+    where it is certainly above ``tail``: its value min over fr of sig(x - fr x) + rest(fr x)
+    (both non-increasing) is at least min(sig(0.49 x), rest(0.51 x)) (fractions fr <= 0.5 have
+    rest(fr x) >= rest(0.51 x), the others sig(x - fr x) >= sig(0.49 x)), one evaluation of each."""
+    x = np.atleast_1d(np.asarray(x, dtype=float)).ravel()
+    out = upper_tail_h1_joint(sigma, M, x)
+    miss = np.nonzero(out > tail)[0]
+    if miss.size and M > 1:
+        xm = x[miss]
+        sig_lb = _ndtr(0.5 / sigma - sigma * np.log1p(0.49 * xm))
+        rest_lb = upper_tail_h0_scan(sigma, M - 1.0, 0.51 * xm)
+        maybe = miss[np.minimum(sig_lb, rest_lb) <= tail]
+        if maybe.size:
+            out[maybe] = np.minimum(out[maybe], upper_tail_h1(sigma, M, x[maybe]))
     return out
 
 
