@@ -128,6 +128,9 @@ cdef extern from "dpb_tailtab.h" nogil:
     int dpb_tailtab_upper(const double *lam, long nl, const double *b, long nb, const double *w,
                            const double *y, const long *seg, double c5, double *S, double *J)
 
+cdef extern from "dpb_tailsum.h" nogil:
+    void dpb_tail_sums(long n, const double *u, double r, double *a, double *d)
+
 cdef extern from "dpb_logsum.h" nogil:
     int dpb_logsum_convolve(long n, const double *qx, const double *qz, int same, double h,
                             long K, long J1, int taps, const long *off, const double *w,

@@ -198,10 +198,6 @@ def lognormal_cf_m1_pair_grid(double sigma, long n0, long count, double dt):
     return re0_arr + 1j * im0_arr, re1_arr + 1j * im1_arr
 
 
-cdef extern from "dpb_tailsum.h" nogil:
-    void dpb_tail_sums(long n, const double *u, double r, double *a, double *d)
-
-
 def tail_sums(u, double r, bint plain=True, bint discounted=True):
     """(a, d): a[i] = sum_{j >= i} u[j] (bit for bit ``np.cumsum(u[::-1])[::-1]``) and
     d[i] = sum_{j >= i} r^(j - i) u[j] (Horner form, within gamma_{2n} of the recurrence in

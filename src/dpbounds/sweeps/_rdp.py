@@ -67,9 +67,8 @@ class _Curves:
         # the rows of each distinct sigma (np.unique sorted them by sigma, then gamma) and one
         # kernel workspace per sigma, kept between the search's steps: its Pearson-Vajda table
         # (O(order^2) to build) serves every later step at that sigma
-        self.sig_start = np.flatnonzero(np.r_[True, self.usig[1:] != self.usig[:-1]])
         self.sig_of_row = np.cumsum(np.r_[True, self.usig[1:] != self.usig[:-1]]) - 1
-        self.works = [_kernels.wor_work() for _ in range(self.sig_start.size)]
+        self.works = [_kernels.wor_work() for _ in range(int(self.sig_of_row[-1]) + 1)]
         self.table = np.full((uniq.shape[0], 0), np.nan)
         self.known = np.zeros((uniq.shape[0], 0), dtype=bool)
 
